@@ -1,0 +1,50 @@
+# zkrecipes — make deps | make test | make demo
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/.bin
+STATICCHECK_VERSION := v0.8.2
+# Debian packages the integration tests and the demo start or load.
+DEBS := zookeeper redis-server memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless
+TEST_TIMEOUT ?= 45m
+
+.PHONY: deps test demo lint fmt-check vet staticcheck unit bench
+
+deps:
+	@missing=""; \
+	for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	$(GO) mod download
+	@[ -x $(BIN)/staticcheck ] || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(BIN)/staticcheck ./...
+
+lint: fmt-check vet staticcheck
+
+# The whole suite, integration tests required (a missing server fails them).
+test: deps lint
+	ZKR_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# Unit tests only: integration tests skip when no server can be had.
+unit:
+	$(GO) test -race -count=1 -short ./...
+
+bench: deps
+	ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+
+demo: deps
+	$(GO) run ./integration/demo

@@ -1,0 +1,81 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Locker is a lock on one named resource.
+type Locker interface {
+	// Acquire waits until the lock is held, ctx is done, or an error occurs.
+	// When ctx ends first it returns an error that is both ErrNotAcquired and
+	// ctx's error, after removing anything it created on the server.
+	Acquire(ctx context.Context) (Lease, error)
+	// TryAcquire takes the lock if it is free now; if another holder has it,
+	// it returns an error that is ErrLocked (and ErrNotAcquired) at once.
+	TryAcquire(ctx context.Context) (Lease, error)
+}
+
+// Lease is one holding of a lock. A Lease may be released from any goroutine.
+type Lease interface {
+	// Context is cancelled when the lease ends for any reason: Release, or the
+	// lock can no longer be trusted (session lost or suspended, TTL lapsed,
+	// lock node deleted). context.Cause gives the reason, as Err does.
+	Context() context.Context
+	// Done is Context().Done().
+	Done() <-chan struct{}
+	// Err is nil while the lease is held; afterwards it is ErrReleased, or an
+	// error that is ErrLockLost and says why.
+	Err() error
+	// Token is the lease's fencing token: strictly greater than the token of
+	// every earlier holder of the same lock.
+	Token() int64
+	// Release gives up the lock. It returns ErrNotHeld when the lease was
+	// already released, and an error that is ErrLockLost when the lock had
+	// been lost before Release (the work done under it may not have been
+	// exclusive); in both cases nothing of the lease is left on the server
+	// once Release returns nil or the session that owned it has ended.
+	Release(ctx context.Context) error
+}
+
+// The errors of every lock in the module. Each package wraps them with %w;
+// test them with errors.Is.
+var (
+	// ErrNotAcquired: Acquire or TryAcquire did not take the lock.
+	ErrNotAcquired = errors.New("recipes: lock not acquired")
+	// ErrLocked: TryAcquire found the lock held by someone else.
+	ErrLocked = fmt.Errorf("%w: held by another holder", ErrNotAcquired)
+	// ErrNotHeld: Release of a lease that is no longer held.
+	ErrNotHeld = errors.New("recipes: lock not held")
+	// ErrReleased is the cause of a lease's context after Release.
+	ErrReleased = errors.New("recipes: lease released")
+	// ErrLockLost is the cause of a lease's context when the lock can no
+	// longer be trusted; the wrapping error says why.
+	ErrLockLost = errors.New("recipes: lock lost")
+	// ErrInvalidArgument: bad input (nil context, invalid path, ...).
+	ErrInvalidArgument = errors.New("recipes: invalid argument")
+)
+
+// NotAcquired returns the error Acquire gives when ctx ended while waiting:
+// it is both ErrNotAcquired and context.Cause(ctx) (so also ctx.Err() for a
+// plain cancel or deadline).
+func NotAcquired(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if err := ctx.Err(); err != nil && !errors.Is(cause, err) {
+		return fmt.Errorf("%w: %w (%w)", ErrNotAcquired, err, cause)
+	}
+	return fmt.Errorf("%w: %w", ErrNotAcquired, cause)
+}
+
+// CheckContext returns an ErrInvalidArgument error for a nil ctx and the
+// NotAcquired error for a ctx that is already done.
+func CheckContext(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if ctx.Err() != nil {
+		return NotAcquired(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package recipes holds what every lock in zkrecipes has in common: the
+// Locker and Lease contract, its sentinel errors and the WithLock helper.
+// Later it also holds the shared queue engine (Curator's LockInternals) and
+// the higher recipes built on it.
+//
+// # The contract
+//
+// A Locker is a lock on one named resource. Acquire waits for it, honouring
+// its context; TryAcquire returns at once with an error that is ErrLocked when
+// someone else holds it. Both return a Lease, never (nil, nil).
+//
+// A Lease is one holding of the lock. Its Context is cancelled as soon as the
+// lock is released or can no longer be trusted — the session it was taken
+// under was lost or suspended, a TTL lapsed, its node was deleted — and
+// context.Cause of that context (and Lease.Err) says which. Code doing work
+// under a lock should do that work with the lease's context, so that it stops
+// when the lock is gone: it is NOT safe to assume the lock is still held just
+// because Release has not been called.
+//
+// Token is a fencing token that strictly increases between successive holders
+// of one lock; pass it to the resource you protect so that it can refuse a
+// write from a holder that has lost the lock (see session.FencedResource).
+//
+// The package recipes/locktest runs the same scenarios against any Locker.
+package recipes

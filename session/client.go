@@ -1,0 +1,318 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Client is a long-lived ZooKeeper client: one connection at a time, one
+// session at a time, re-established as needed until Close. It is safe for
+// concurrent use.
+type Client struct {
+	cfg     config
+	servers []string
+	log     *slog.Logger
+
+	mu        sync.Mutex
+	conn      *zk.Conn      // nil while a new connection authenticates
+	connGen   uint64        // events of older connections are ignored
+	connReady chan struct{} // closed once conn is set
+	m         machine
+	sess      *Session
+	changed   chan struct{} // closed and replaced at every transition
+	timerGen  uint64
+	timers    []*time.Timer
+	subs      []*subscriber
+	closed    bool
+	done      chan struct{}
+	wg        sync.WaitGroup // background work: closing old connections, auth
+}
+
+// Connect opens a client to the ZooKeeper servers ("host:port"; the port
+// defaults to 2181) and waits until the first session is established, ctx
+// ends or the connection timeout passes. It returns an ErrInvalidArgument
+// error for bad input and an ErrNotConnected error when no session came.
+func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
+	if ctx == nil {
+		return nil, invalid("nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotConnected, ctxError(ctx))
+	}
+	addrs, err := parseServers(servers)
+	if err != nil {
+		return nil, err
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalid("nil Option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		cfg:       cfg,
+		servers:   addrs,
+		log:       cfg.logger,
+		connReady: make(chan struct{}),
+		changed:   make(chan struct{}),
+		done:      make(chan struct{}),
+		m:         machine{policy: cfg.policy},
+	}
+	c.mu.Lock()
+	err = c.dialLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
+	defer cancel()
+	if _, err := c.Session(waitCtx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
+	}
+	return c, nil
+}
+
+// parseServers checks and normalises the server list.
+func parseServers(servers []string) ([]string, error) {
+	if len(servers) == 0 {
+		return nil, invalid("no ZooKeeper servers given")
+	}
+	out := make([]string, 0, len(servers))
+	for _, s := range servers {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, invalid("empty server address")
+		}
+		if !strings.Contains(s, ":") || (strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")) {
+			s = net.JoinHostPort(strings.Trim(s, "[]"), "2181")
+		}
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			return nil, invalid("server address %q: %v", s, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, invalid("server address %q: bad port %q", s, port)
+		}
+		if host == "" {
+			return nil, invalid("server address %q: empty host", s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// dialLocked starts a new zk.Conn (it connects in the background) and makes
+// it current once its credentials are registered.
+func (c *Client) dialLocked() error {
+	c.connGen++
+	gen := c.connGen
+	ready := make(chan struct{})
+	var conn *zk.Conn
+	cb := func(ev zk.Event) {
+		if ev.Type != zk.EventSession {
+			return
+		}
+		<-ready // conn is set
+		c.onSessionEvent(gen, conn, ev.State)
+	}
+	conn, _, err := zk.Connect(c.servers, c.cfg.sessionTimeout,
+		zk.WithEventCallback(cb),
+		zk.WithLogger(zkLogger{c.log}),
+		zk.WithLogInfo(false))
+	close(ready)
+	if err != nil {
+		return fmt.Errorf("session: connect: %w", err)
+	}
+	if len(c.cfg.auth) == 0 {
+		c.setConnLocked(gen, conn)
+		return nil
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.authenticate(gen, conn)
+	}()
+	return nil
+}
+
+// authenticate registers the digest credentials on a new connection before
+// any operation may use it; go-zookeeper re-sends them on reconnects.
+func (c *Client) authenticate(gen uint64, conn *zk.Conn) {
+	for _, cred := range c.cfg.auth {
+		for {
+			err := conn.AddAuth("digest", cred)
+			if err == nil {
+				break
+			}
+			if !IsRetryable(err) {
+				c.log.Error("zookeeper digest authentication failed", "err", err)
+				break
+			}
+			select {
+			case <-c.done:
+				return
+			case <-time.After(DefaultRetryBase):
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen == c.connGen && !c.closed {
+		c.setConnLocked(gen, conn)
+	}
+}
+
+func (c *Client) setConnLocked(gen uint64, conn *zk.Conn) {
+	c.conn = conn
+	close(c.connReady)
+}
+
+// onSessionEvent feeds a go-zookeeper state to the state machine.
+func (c *Client) onSessionEvent(gen uint64, conn *zk.Conn, s zk.State) {
+	in, ok := inputOf(s)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.connGen {
+		return
+	}
+	c.applyLocked(in, conn.SessionID())
+}
+
+// applyLocked runs one input through the machine and carries out its actions.
+func (c *Client) applyLocked(in input, id int64) {
+	a := c.m.step(in, id, time.Now())
+	if a.endSession != nil && c.sess != nil {
+		c.sess.cancel(a.endSession)
+	}
+	if a.newSession {
+		c.sess = newSession(a.sessionIDSet, c.cfg.sessionTimeout)
+	}
+	if a.stopTimers || a.startTimers {
+		c.stopTimersLocked()
+	}
+	if a.startTimers {
+		c.startTimersLocked()
+	}
+	for _, ch := range a.changes {
+		level := slog.LevelInfo
+		if ch.State == Suspended || ch.State == Lost {
+			level = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), level, "zookeeper connection state",
+			"state", ch.State.String(), "session", fmt.Sprintf("0x%x", ch.SessionID), "err", ch.Err)
+		for _, s := range c.subs {
+			s.push(ch)
+		}
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+	if a.replaceConn && !c.closed {
+		c.replaceConnLocked()
+	}
+}
+
+func (c *Client) startTimersLocked() {
+	gen := c.timerGen
+	fire := func(in input) func() {
+		return func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if gen == c.timerGen {
+				c.applyLocked(in, 0)
+			}
+		}
+	}
+	c.timers = append(c.timers,
+		time.AfterFunc(c.cfg.sessionTimeout/3, fire(inTrustTimeout)),
+		time.AfterFunc(c.cfg.sessionTimeout, fire(inSuspendTimeout)))
+}
+
+func (c *Client) stopTimersLocked() {
+	c.timerGen++
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	c.timers = nil
+}
+
+// replaceConnLocked abandons the current connection (and so its session:
+// Curator's simulated expiry) and dials a new one.
+func (c *Client) replaceConnLocked() {
+	old := c.conn
+	c.conn = nil
+	c.connReady = make(chan struct{})
+	if old != nil {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			old.Close()
+		}()
+	}
+	if err := c.dialLocked(); err != nil {
+		c.log.Error("zookeeper reconnect failed", "err", err)
+	}
+}
+
+// Close ends the session and closes the connection. Subscribers receive
+// Closed. It is safe to call more than once.
+func (c *Client) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.applyLocked(inClose, 0)
+	c.closed = true
+	close(c.done)
+	conn := c.conn
+	c.conn = nil
+	c.connGen++
+	subs := c.subs
+	c.subs = nil
+	c.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	for _, s := range subs {
+		s.finish()
+	}
+	c.wg.Wait()
+}
+
+// State returns the current connection state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m.state
+}
+
+// SessionTimeout returns the session timeout the client asked for.
+func (c *Client) SessionTimeout() time.Duration { return c.cfg.sessionTimeout }
+
+// Namespace returns the namespace ("" for none).
+func (c *Client) Namespace() string { return string(c.cfg.namespace) }
+
+// Logger returns the client's logger, for recipes built on it.
+func (c *Client) Logger() *slog.Logger { return c.log }
+
+// zkLogger routes go-zookeeper's messages to slog at Debug.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
+}

@@ -1,0 +1,29 @@
+package session
+
+import "errors"
+
+// The errors of package session; test them with errors.Is. Errors from the
+// ZooKeeper client (zk.ErrNoNode, zk.ErrNodeExists, ...) are wrapped, so
+// errors.Is works on them too.
+var (
+	// ErrInvalidArgument: bad input (path, context, servers, option value).
+	ErrInvalidArgument = errors.New("session: invalid argument")
+	// ErrClosed: the Client was closed.
+	ErrClosed = errors.New("session: client closed")
+	// ErrSuspended is the cause of a session value's end under the default
+	// policy when the connection was lost and the session may still live.
+	ErrSuspended = errors.New("session: connection suspended")
+	// ErrSessionLost is the cause of a session value's end when the session
+	// expired, or was suspended past what the error policy allows.
+	ErrSessionLost = errors.New("session: session lost")
+	// ErrRetriesExhausted: a retryable error persisted past the RetryPolicy.
+	ErrRetriesExhausted = errors.New("session: retries exhausted")
+	// ErrGuardFailed: GuardedMulti did nothing because the guard node is gone.
+	ErrGuardFailed = errors.New("session: guard node does not exist")
+	// ErrStaleToken: FencedResource refused a write whose token is lower than
+	// one it has already accepted.
+	ErrStaleToken = errors.New("session: stale fencing token")
+	// ErrNotConnected: Connect gave up before the first session was
+	// established (connection timeout).
+	ErrNotConnected = errors.New("session: not connected")
+)

@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Op is one operation of a Multi. Build it with CreateOp, SetOp, DeleteOp or
+// CheckOp; paths are client paths.
+type Op struct {
+	kind    opKind
+	path    string
+	data    []byte
+	flags   int32
+	version int32
+}
+
+type opKind int
+
+const (
+	opCreate opKind = iota + 1
+	opSet
+	opDelete
+	opCheck
+)
+
+// CreateOp creates path with data and zk flags.
+func CreateOp(path string, data []byte, flags int32) Op {
+	return Op{kind: opCreate, path: path, data: data, flags: flags}
+}
+
+// SetOp writes data to path at version (-1: any).
+func SetOp(path string, data []byte, version int32) Op {
+	return Op{kind: opSet, path: path, data: data, version: version}
+}
+
+// DeleteOp deletes path at version (-1: any).
+func DeleteOp(path string, version int32) Op {
+	return Op{kind: opDelete, path: path, version: version}
+}
+
+// CheckOp requires path to exist at version (-1: any version).
+func CheckOp(path string, version int32) Op {
+	return Op{kind: opCheck, path: path, version: version}
+}
+
+func (c *Client) request(o Op) (any, error) {
+	if err := ValidatePath(o.path); err != nil {
+		return nil, err
+	}
+	full := c.cfg.namespace.full(o.path)
+	switch o.kind {
+	case opCreate:
+		return &zk.CreateRequest{Path: full, Data: o.data, Acl: c.cfg.acl, Flags: o.flags}, nil
+	case opSet:
+		return &zk.SetDataRequest{Path: full, Data: o.data, Version: o.version}, nil
+	case opDelete:
+		return &zk.DeleteRequest{Path: full, Version: o.version}, nil
+	case opCheck:
+		return &zk.CheckVersionRequest{Path: full, Version: o.version}, nil
+	}
+	return nil, invalid("zero Op (build it with CreateOp, SetOp, DeleteOp or CheckOp)")
+}
+
+// Multi applies ops atomically: all or none. It is not retried (after a
+// connection loss the caller cannot know whether it was applied). On
+// failure the error wraps the first failing op's error.
+func (c *Client) Multi(ctx context.Context, ops ...Op) ([]zk.MultiResponse, error) {
+	if len(ops) == 0 {
+		return nil, invalid("Multi with no ops")
+	}
+	reqs := make([]any, len(ops))
+	for i, o := range ops {
+		r, err := c.request(o)
+		if err != nil {
+			return nil, fmt.Errorf("op %d: %w", i, err)
+		}
+		reqs[i] = r
+	}
+	var res []zk.MultiResponse
+	err := c.do(ctx, false, func(conn *zk.Conn) (err error) {
+		res, err = conn.Multi(reqs...)
+		return err
+	})
+	if err != nil {
+		for i, r := range res {
+			if r.Error != nil {
+				return res, fmt.Errorf("session: multi op %d (%s): %w", i, ops[i].path, r.Error)
+			}
+		}
+		return res, fmt.Errorf("session: multi: %w", err)
+	}
+	for i := range res {
+		res[i].String = c.cfg.namespace.strip(res[i].String)
+	}
+	return res, nil
+}
+
+// GuardedMulti applies ops atomically only while the node guard exists —
+// typically the lock node of a lease, whose existence proves the lock is
+// still held. When guard is gone nothing is applied and the error is
+// ErrGuardFailed; other failures wrap the failing op's error.
+func (c *Client) GuardedMulti(ctx context.Context, guard string, ops ...Op) ([]zk.MultiResponse, error) {
+	if len(ops) == 0 {
+		return nil, invalid("GuardedMulti with no ops")
+	}
+	all := append([]Op{CheckOp(guard, -1)}, ops...)
+	res, err := c.Multi(ctx, all...)
+	if err != nil && len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrGuardFailed, guard, res[0].Error)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res[1:], nil
+}

@@ -1,0 +1,154 @@
+package session
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Named defaults of the Client.
+const (
+	// DefaultSessionTimeout is the session timeout asked of the server. A
+	// holder that dies keeps its locks for about this long. Keep it within
+	// the server's minSessionTimeout..maxSessionTimeout (by default 2 to 20
+	// ticks): the server clamps it, and a timeout shortened by the server
+	// shortens how long a suspended session may really live.
+	DefaultSessionTimeout = 15 * time.Second
+	// DefaultConnectionTimeout is how long Connect waits for the first
+	// session when its ctx has no earlier deadline.
+	DefaultConnectionTimeout = 15 * time.Second
+)
+
+// Option configures Connect.
+type Option func(*config) error
+
+type config struct {
+	sessionTimeout    time.Duration
+	connectionTimeout time.Duration
+	namespace         namespace
+	retry             RetryPolicy
+	logger            *slog.Logger
+	acl               []zk.ACL
+	auth              [][]byte // digest credentials "user:password"
+	policy            ErrorPolicy
+}
+
+func defaultConfig() config {
+	return config{
+		sessionTimeout:    DefaultSessionTimeout,
+		connectionTimeout: DefaultConnectionTimeout,
+		retry:             ExponentialBackoff{},
+		logger:            slog.Default(),
+		acl:               zk.WorldACL(zk.PermAll),
+		policy:            SuspendedIsLost,
+	}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// WithSessionTimeout sets the session timeout (default
+// DefaultSessionTimeout). It must be positive.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalid("session timeout %v must be positive", d)
+		}
+		c.sessionTimeout = d
+		return nil
+	}
+}
+
+// WithConnectionTimeout bounds how long Connect waits for the first session
+// (default DefaultConnectionTimeout). It must be positive.
+func WithConnectionTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalid("connection timeout %v must be positive", d)
+		}
+		c.connectionTimeout = d
+		return nil
+	}
+}
+
+// WithNamespace prefixes every path the client is given with ns (an absolute
+// path such as "/myapp"). The namespace node is created lazily, as a
+// container, the first time a create needs it. Default: none.
+func WithNamespace(ns string) Option {
+	return func(c *config) error {
+		if err := ValidatePath(ns); err != nil {
+			return fmt.Errorf("namespace: %w", err)
+		}
+		if ns == "/" {
+			ns = ""
+		}
+		c.namespace = namespace(ns)
+		return nil
+	}
+}
+
+// WithRetryPolicy sets how operations are retried after a retryable error
+// (default: ExponentialBackoff{} with the Default values). NoRetry{} turns
+// retries off.
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return invalid("nil RetryPolicy")
+		}
+		c.retry = p
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default slog.Default()). State changes are
+// logged at Info (Warn for Suspended and Lost); the ZooKeeper client's own
+// messages at Debug.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			l = slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithACL sets the ACL of every node the client creates (default
+// zk.WorldACL(zk.PermAll)).
+func WithACL(acl []zk.ACL) Option {
+	return func(c *config) error {
+		if len(acl) == 0 {
+			return invalid("empty ACL")
+		}
+		c.acl = acl
+		return nil
+	}
+}
+
+// WithDigestAuth authenticates every connection with ZooKeeper's digest
+// scheme as user:password. Combine with WithACL(zk.DigestACL(...)).
+func WithDigestAuth(user, password string) Option {
+	return func(c *config) error {
+		if user == "" {
+			return invalid("digest auth: empty user")
+		}
+		c.auth = append(c.auth, []byte(user+":"+password))
+		return nil
+	}
+}
+
+// WithErrorPolicy chooses when a session value stops being trusted (default
+// SuspendedIsLost).
+func WithErrorPolicy(p ErrorPolicy) Option {
+	return func(c *config) error {
+		if p != SuspendedIsLost && p != OnlyLostIsLost {
+			return invalid("unknown ErrorPolicy %d", p)
+		}
+		c.policy = p
+		return nil
+	}
+}

@@ -1,0 +1,104 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExponentialBackoffSchedule(t *testing.T) {
+	b := ExponentialBackoff{Base: 100 * time.Millisecond, Cap: time.Second, MaxRetries: 6, MaxElapsed: time.Minute}
+	for _, tc := range []struct {
+		rand     float64
+		attempts []time.Duration
+	}{
+		// equal jitter: [d/2, d]
+		{0, []time.Duration{50, 100, 200, 400, 500, 500}},
+		{0.9999999, []time.Duration{100, 200, 400, 800, 1000, 1000}},
+	} {
+		b.Rand = func() float64 { return tc.rand }
+		for i, want := range tc.attempts {
+			d, ok := b.Backoff(i, 0)
+			require.True(t, ok, "attempt %d", i)
+			assert.InDelta(t, float64(want*time.Millisecond), float64(d), float64(time.Microsecond), "attempt %d rand %v", i, tc.rand)
+		}
+		_, ok := b.Backoff(6, 0)
+		assert.False(t, ok, "MaxRetries reached")
+	}
+}
+
+func TestExponentialBackoffLimits(t *testing.T) {
+	b := ExponentialBackoff{Base: time.Second, Cap: 10 * time.Second, MaxRetries: 100, MaxElapsed: 5 * time.Second,
+		Rand: func() float64 { return 0.5 }}
+	d, ok := b.Backoff(3, 4500*time.Millisecond)
+	require.True(t, ok)
+	assert.Equal(t, 500*time.Millisecond, d, "never waits past MaxElapsed")
+	_, ok = b.Backoff(0, 5*time.Second)
+	assert.False(t, ok, "no retry after MaxElapsed")
+	b.MaxElapsed = time.Minute
+	d, ok = b.Backoff(80, 0) // shift overflow must not produce a negative wait
+	require.True(t, ok)
+	assert.Equal(t, 7500*time.Millisecond, d)
+	_, ok = b.Backoff(-1, 0)
+	assert.False(t, ok)
+
+	def := ExponentialBackoff{Rand: func() float64 { return 0 }}
+	d, ok = def.Backoff(0, 0)
+	require.True(t, ok)
+	assert.Equal(t, DefaultRetryBase/2, d)
+	_, ok = def.Backoff(DefaultMaxRetries, 0)
+	assert.False(t, ok)
+
+	_, ok = NoRetry{}.Backoff(0, 0)
+	assert.False(t, ok)
+}
+
+func TestIsRetryable(t *testing.T) {
+	for err, want := range map[error]bool{
+		nil:                    false,
+		zk.ErrConnectionClosed: true,
+		zk.ErrNoServer:         true,
+		fmt.Errorf("wrapped: %w", zk.ErrConnectionClosed): true,
+		fmt.Errorf("unknown error: %d", codeOperationTimeout): true,
+		fmt.Errorf("unknown error: %d", codeConnectionLoss):   true,
+		fmt.Errorf("unknown error: %d", codeUnimplemented):    false,
+		zk.ErrSessionExpired:                                  false,
+		zk.ErrNoNode:                                          false,
+		context.Canceled:                                      false,
+	} {
+		assert.Equal(t, want, IsRetryable(err), "%v", err)
+	}
+}
+
+func TestRetryStopsOnPolicyAndContext(t *testing.T) {
+	calls := 0
+	p := ExponentialBackoff{Base: time.Millisecond, Cap: time.Millisecond, MaxRetries: 3, Rand: func() float64 { return 0 }}
+	err := retry(context.Background(), p, func() error { calls++; return zk.ErrConnectionClosed })
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.ErrorIs(t, err, zk.ErrConnectionClosed)
+	assert.Equal(t, 4, calls, "one try and three retries")
+
+	calls = 0
+	err = retry(context.Background(), p, func() error { calls++; return zk.ErrNoNode })
+	assert.ErrorIs(t, err, zk.ErrNoNode)
+	assert.Equal(t, 1, calls, "a non-retryable error is returned at once")
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("shutting down")
+	calls = 0
+	slow := ExponentialBackoff{Base: time.Hour, Cap: time.Hour, MaxRetries: 100, MaxElapsed: 2 * time.Hour}
+	err = retry(ctx, slow, func() error {
+		calls++
+		cancel(cause)
+		return zk.ErrConnectionClosed
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, cause)
+	assert.Equal(t, 1, calls)
+}
