@@ -1,0 +1,246 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Queue is the shared lock engine, Curator's LockInternals: it queues an
+// ephemeral sequential node under a lock path and waits, watching only what
+// its Driver names, until the node owns the lock. Every failure path removes
+// the node. Recipes (mutex, read/write lock, semaphores) are a Queue with a
+// lock name and a Driver.
+type Queue struct {
+	Client   *session.Client
+	Path     string   // the lock path: parent of the queue's nodes
+	LockName string   // the node name after the protected prefix, e.g. "lock-"
+	Kinds    []string // every lock name that may share Path (for ordering)
+	Driver   Driver
+	Data     []byte // stored in our node (Curator: the participant id)
+	Owner    any    // the Locker, for re-entry through a lease's context
+}
+
+// Acquire waits until a node of ours owns the lock, or fails (ErrLocked at
+// once when try is set and the lock is held elsewhere). A session lost while
+// waiting is not an error: the wait starts over with the next session, as
+// long as ctx allows.
+func (q *Queue) Acquire(ctx context.Context, try bool) (*handle, error) {
+	if err := CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	for {
+		sess, err := q.Client.Session(ctx)
+		if err != nil {
+			return nil, q.notAcquired(ctx, err)
+		}
+		h, err := q.attempt(ctx, sess, try)
+		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return newHandle(h), nil
+	}
+}
+
+// errSessionEnded: the session ended during an attempt; start over.
+var errSessionEnded = errors.New("recipes: session ended while waiting")
+
+func (q *Queue) notAcquired(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return NotAcquired(ctx)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, q.Path, err)
+}
+
+// attempt runs one queueing under one session.
+func (q *Queue) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
+	node, err := q.create(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	h, err := q.wait(ctx, sess, node, try)
+	if err != nil {
+		cleanupInBackground(q.Client, node, sess.ID(), nil)
+	}
+	return h, err
+}
+
+// opCtx is ctx, also cancelled when the session ends.
+func opCtx(ctx context.Context, sess *session.Session) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(sess.Context(), func() { cancel(errSessionEnded) })
+	return c, func() { stop(); cancel(nil) }
+}
+
+// wait lists the children until node owns the lock.
+func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, try bool) (*holding, error) {
+	octx, cancel := opCtx(ctx, sess)
+	defer cancel()
+	fail := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return NotAcquired(ctx)
+		case sess.Err() != nil:
+			return errSessionEnded
+		default:
+			return q.notAcquired(ctx, err)
+		}
+	}
+	name := session.BaseName(node)
+
+	// Our node's Stat (owner, czxid = token) and a watch that tells a holder
+	// its node was deleted, fetched alongside the first listing.
+	type own struct {
+		st *zk.Stat
+		ev <-chan zk.Event
+		er error
+	}
+	ownc := make(chan own, 1)
+	go func() {
+		_, st, ev, err := q.Client.GetW(octx, node)
+		ownc <- own{st, ev, err}
+	}()
+	mine := <-ownc
+	if mine.er != nil {
+		return nil, fail(mine.er)
+	}
+	if mine.st.EphemeralOwner != sess.ID() {
+		return nil, fail(fmt.Errorf("node %s belongs to session 0x%x, not ours (0x%x)", node, mine.st.EphemeralOwner, sess.ID()))
+	}
+
+	for {
+		names, _, err := q.Client.Children(octx, q.Path)
+		if err != nil {
+			return nil, fail(err)
+		}
+		kids := SortChildren(names, q.Kinds...)
+		d, err := q.Driver.Decide(kids, IndexOf(kids, name))
+		if err != nil {
+			return nil, fail(fmt.Errorf("our node %s: %w", node, err))
+		}
+		if d.Owns {
+			return q.own(ctx, sess, node, mine.st, mine.ev, fail)
+		}
+		if try {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, q.Path)
+		}
+		_, _, ev, err := q.Client.GetW(octx, session.JoinPath(q.Path, d.Watch))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone already: list again
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		select {
+		case e := <-ev:
+			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
+				return q.own(ctx, sess, node, mine.st, mine.ev, fail)
+			}
+		case <-octx.Done():
+			return nil, fail(context.Cause(octx))
+		}
+	}
+}
+
+// own turns an owning node into a holding, trusting it only while the
+// session it was created in is still trusted.
+func (q *Queue) own(ctx context.Context, sess *session.Session, node string, st *zk.Stat,
+	ev <-chan zk.Event, fail func(error) error) (*holding, error) {
+	if err := sess.Err(); err != nil {
+		return nil, fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(err)
+	}
+	return newHolding(ctx, q.Client, q.Owner, node, st.Czxid, sess, ev), nil
+}
+
+// create makes our protected ephemeral sequential node. The create itself
+// cannot be abandoned half-way (it may land on the server after we stopped
+// waiting), so it runs on its own; if ctx ends first, the node it makes is
+// removed in the background.
+func (q *Queue) create(ctx context.Context, sess *session.Session) (string, error) {
+	prefix := ProtectedPrefix + uuid.NewString() + "-"
+	type result struct {
+		node string
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() {
+		node, err := q.createProtected(sess, prefix)
+		res <- result{node, err}
+	}()
+	select {
+	case r := <-res:
+		if r.err != nil {
+			if sess.Err() != nil {
+				return "", errSessionEnded
+			}
+			return "", q.notAcquired(ctx, r.err)
+		}
+		return r.node, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-res; r.err == nil {
+				cleanupInBackground(q.Client, r.node, sess.ID(), nil)
+			}
+		}()
+		return "", NotAcquired(ctx)
+	}
+}
+
+// createProtected creates prefix+LockName under Path. After a connection
+// loss it looks for a node with our prefix before creating again, and
+// accepts a found node only if it belongs to our session.
+func (q *Queue) createProtected(sess *session.Session, prefix string) (string, error) {
+	ctx := sess.Context()
+	path := session.JoinPath(q.Path, prefix+q.LockName)
+	for {
+		node, err := q.Client.Create(ctx, path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
+		if err == nil || !session.IsRetryable(err) {
+			return node, err
+		}
+		found, ferr := q.findProtected(ctx, sess, prefix)
+		if ferr != nil || found != "" {
+			return found, ferr
+		}
+	}
+}
+
+// findProtected looks for our node by its protected prefix. A node with our
+// prefix that another session owns is not ours: it is removed.
+func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix string) (string, error) {
+	names, _, err := q.Client.Children(ctx, q.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		node := session.JoinPath(q.Path, n)
+		_, st, err := q.Client.Get(ctx, node)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.EphemeralOwner == sess.ID() {
+			return node, nil
+		}
+		cleanupInBackground(q.Client, node, st.EphemeralOwner, nil)
+	}
+	return "", nil
+}

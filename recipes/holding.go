@@ -1,0 +1,210 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// holding is one lock node that holds a lock, shared by every lease that
+// re-entered it. Its context ends when the last lease is released or the
+// lock can no longer be trusted.
+type holding struct {
+	client *session.Client
+	owner  any    // the Locker that took it, for re-entry
+	node   string // client path of the lock node
+	token  int64
+	sess   *session.Session
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	count    int  // leases not yet released
+	deleting bool // the node is being deleted by Release
+	stop     chan struct{}
+	gone     chan struct{} // closed when the watcher goroutine is done
+}
+
+// holdingKey finds, in a lease's context, the holding of one Locker.
+type holdingKey struct{ owner any }
+
+// newHolding starts watching a freshly acquired node: the session ending or
+// the node being deleted by anyone but Release ends the holding with a cause
+// that is ErrLockLost. base supplies the context values (not the
+// cancellation) of the Acquire call.
+func newHolding(base context.Context, c *session.Client, owner any, node string, token int64,
+	sess *session.Session, nodeEvents <-chan zk.Event) *holding {
+	h := &holding{client: c, owner: owner, node: node, token: token, sess: sess, count: 1,
+		stop: make(chan struct{}), gone: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
+	h.ctx = context.WithValue(ctx, holdingKey{owner}, h)
+	h.cancel = cancel
+	go h.watch(nodeEvents)
+	return h
+}
+
+func (h *holding) watch(nodeEvents <-chan zk.Event) {
+	defer close(h.gone)
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-h.sess.Done():
+			h.lose(fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, h.sess.Err()))
+			return
+		case ev, ok := <-nodeEvents:
+			if !ok {
+				nodeEvents = nil
+				continue
+			}
+			h.mu.Lock()
+			deleting := h.deleting
+			h.mu.Unlock()
+			switch {
+			case deleting:
+				nodeEvents = nil // our own delete
+			case ev.Type == zk.EventNodeDeleted:
+				h.lose(fmt.Errorf("%w: lock node %s was deleted", ErrLockLost, h.node))
+				return
+			case ev.Type == zk.EventNotWatching:
+				nodeEvents = nil // the session ended; sess.Done follows
+			default:
+				// Data changed (e.g. a revocation request): keep watching is
+				// not possible with a one-shot watch; session loss is still seen.
+				nodeEvents = nil
+			}
+		}
+	}
+}
+
+// lose ends the holding because the lock can no longer be trusted, and
+// removes the node in the background if the session may still hold it.
+func (h *holding) lose(cause error) {
+	h.cancel(cause)
+	cleanupInBackground(h.client, h.node, h.sess.ID(), nil)
+}
+
+// reenter adds a lease to a live holding.
+func (h *holding) reenter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.count == 0 || h.ctx.Err() != nil {
+		return false
+	}
+	h.count++
+	return true
+}
+
+// release drops one lease; the last one deletes the node. A failed delete
+// (connection loss) is retried in the background until it succeeds or the
+// session ends, and the holding stays alive until then.
+func (h *holding) release(ctx context.Context) error {
+	h.mu.Lock()
+	h.count--
+	last := h.count == 0
+	if last {
+		h.deleting = true
+	}
+	h.mu.Unlock()
+	if !last {
+		return nil
+	}
+	lostBefore := h.ctx.Err() != nil
+	err := deleteNode(ctx, h.client, h.node, h.sess.ID())
+	if err != nil {
+		done := make(chan struct{})
+		cleanupInBackground(h.client, h.node, h.sess.ID(), done)
+		go func() {
+			<-done
+			h.finish(ErrReleased)
+		}()
+		return fmt.Errorf("recipes: release %s: delete will be retried in the background: %w", h.node, err)
+	}
+	h.finish(ErrReleased)
+	if lostBefore {
+		return fmt.Errorf("%w before Release: %w", ErrLockLost, context.Cause(h.ctx))
+	}
+	return nil
+}
+
+func (h *holding) finish(cause error) {
+	h.cancel(cause)
+	close(h.stop)
+	<-h.gone
+}
+
+// handle is one Lease on a holding. Its context is a child of the
+// holding's: it ends with the holding (loss, last release) or at its own
+// Release.
+type handle struct {
+	h        *holding
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	released atomic.Bool
+}
+
+func newHandle(h *holding) *handle {
+	ctx, cancel := context.WithCancelCause(h.ctx)
+	return &handle{h: h, ctx: ctx, cancel: cancel}
+}
+
+var _ Lease = (*handle)(nil)
+
+func (l *handle) Context() context.Context { return l.ctx }
+func (l *handle) Done() <-chan struct{}    { return l.ctx.Done() }
+func (l *handle) Token() int64             { return l.h.token }
+
+// Node is the path of the lock node (without the client's namespace).
+func (l *handle) Node() string { return l.h.node }
+
+// Session is the session the lock was taken under.
+func (l *handle) Session() *session.Session { return l.h.sess }
+
+func (l *handle) Err() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.ctx)
+}
+
+func (l *handle) Release(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
+	}
+	if !l.released.CompareAndSwap(false, true) {
+		return ErrNotHeld
+	}
+	err := l.h.release(ctx)
+	l.cancel(ErrReleased) // no-op when the holding already ended: its cause stays
+	return err
+}
+
+// NodeLease is a Lease backed by a ZooKeeper lock node: every ZooKeeper
+// lock of this module returns one.
+type NodeLease interface {
+	Lease
+	// Node is the lock node's path (without the client's namespace).
+	Node() string
+	// Session is the session the lock was taken under.
+	Session() *session.Session
+}
+
+// GuardedMulti applies ops atomically only while lease's lock node exists:
+// a write that cannot land once the lock is lost. The error is
+// session.ErrGuardFailed when the node is gone.
+func GuardedMulti(ctx context.Context, c *session.Client, lease Lease, ops ...session.Op) ([]zk.MultiResponse, error) {
+	nl, ok := lease.(NodeLease)
+	if !ok {
+		return nil, fmt.Errorf("%w: lease %T has no ZooKeeper node", ErrInvalidArgument, lease)
+	}
+	if err := nl.Err(); err != nil {
+		return nil, errors.Join(session.ErrGuardFailed, err)
+	}
+	return c.GuardedMulti(ctx, nl.Node(), ops...)
+}

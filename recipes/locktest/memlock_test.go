@@ -1,0 +1,244 @@
+package locktest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// memServer is an in-memory lock server: a correct, reentrant Locker for the
+// suite to run against, and, with faults set, broken ones that its checks
+// must catch. It starts no goroutines.
+type memServer struct {
+	faults faults
+
+	mu     sync.Mutex
+	locks  map[string]*memLock
+	tokens int64
+}
+
+// faults break the server on purpose.
+type faults struct {
+	noExclusion        bool // every acquisition takes the lock
+	staticToken        bool // every holder gets token 1
+	releaseTwiceNil    bool // a second Release returns nil
+	keepLeaseOnLoss    bool // a lost lock frees the lock but leaves the lease live
+	leakWaiters        bool // a waiter whose context ends stays registered
+	ignoreCancel       bool // a waiter waits for the lock whatever its context
+	keepLeaseOnRelease bool // Release frees the lock but leaves the lease live
+}
+
+type memLock struct {
+	held    *holding      // nil when free
+	freed   chan struct{} // closed when held is released or lost
+	waiters int
+}
+
+// holding is one holder's tenure: its first lease and the leases that
+// re-entered it. ctx carries the reentry key.
+type holding struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	token  int64
+	leases int   // not yet released
+	lost   error // set by lose
+}
+
+type reentryKey struct{ l *memLocker }
+
+type memLocker struct {
+	srv  *memServer
+	name string
+}
+
+type memLease struct {
+	srv      *memServer
+	name     string
+	h        *holding
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	released bool // guarded by srv.mu
+}
+
+func newMemServer(f faults) *memServer {
+	return &memServer{faults: f, locks: map[string]*memLock{}}
+}
+
+// backend is the Backend of s.
+func (s *memServer) backend() Backend {
+	return Backend{
+		New: func(_ *testing.T, name string) recipes.Locker { return &memLocker{srv: s, name: name} },
+		Lose: func(t *testing.T, name string, lease recipes.Lease) {
+			le, ok := lease.(*memLease)
+			if !ok {
+				t.Fatalf("Lose: lease %T is not from this server", lease)
+			}
+			s.lose(le)
+		},
+		Leftovers: func(_ *testing.T, name string) []string { return s.leftovers(name) },
+		Reentrant: true,
+	}
+}
+
+func (s *memServer) lock(name string) *memLock {
+	lk := s.locks[name]
+	if lk == nil {
+		lk = &memLock{}
+		s.locks[name] = lk
+	}
+	return lk
+}
+
+func (l *memLocker) Acquire(ctx context.Context) (recipes.Lease, error) {
+	return l.acquire(ctx, true)
+}
+
+func (l *memLocker) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return l.acquire(ctx, false)
+}
+
+func (l *memLocker) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, fmt.Errorf("memlock %s: %w", l.name, err)
+	}
+	own, _ := ctx.Value(reentryKey{l}).(*holding)
+	s := l.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		lk := s.lock(l.name)
+		switch {
+		case own != nil && lk.held == own:
+			own.leases++
+			return s.newLease(l.name, own), nil
+		case lk.held == nil || s.faults.noExclusion:
+			return s.take(l, lk), nil
+		case !wait:
+			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.ErrLocked)
+		}
+		freed, done := lk.freed, ctx.Done()
+		if s.faults.ignoreCancel {
+			done = nil
+		}
+		lk.waiters++
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-done:
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil && !s.faults.ignoreCancel {
+			if !s.faults.leakWaiters {
+				lk.waiters--
+			}
+			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.NotAcquired(ctx))
+		}
+		lk.waiters--
+	}
+}
+
+// take makes a new holding of lk for l. s.mu is held.
+func (s *memServer) take(l *memLocker, lk *memLock) *memLease {
+	s.tokens++
+	h := &holding{token: s.tokens, leases: 1}
+	if s.faults.staticToken {
+		h.token = 1
+	}
+	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.Background(), reentryKey{l}, h))
+	if !s.faults.noExclusion {
+		lk.held = h
+		lk.freed = make(chan struct{})
+	}
+	return s.newLease(l.name, h)
+}
+
+func (s *memServer) newLease(name string, h *holding) *memLease {
+	le := &memLease{srv: s, name: name, h: h}
+	le.ctx, le.cancel = context.WithCancelCause(h.ctx)
+	return le
+}
+
+// free frees name's lock if h holds it. s.mu is held.
+func (s *memServer) free(name string, h *holding) {
+	if lk := s.locks[name]; lk.held == h {
+		lk.held = nil
+		close(lk.freed)
+	}
+}
+
+// lose is the fault: the lock is freed and its holding ends with ErrLockLost.
+func (s *memServer) lose(le *memLease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := le.h
+	if h.lost != nil || h.ctx.Err() != nil {
+		return
+	}
+	h.lost = fmt.Errorf("%w: memlock %s deleted by the test", recipes.ErrLockLost, le.name)
+	if !s.faults.keepLeaseOnLoss {
+		h.cancel(h.lost)
+	}
+	s.free(le.name, h)
+}
+
+func (s *memServer) leftovers(name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lk := s.locks[name]
+	if lk == nil {
+		return nil
+	}
+	var left []string
+	if lk.held != nil {
+		left = append(left, fmt.Sprintf("holder with token %d", lk.held.token))
+	}
+	for i := range lk.waiters {
+		left = append(left, fmt.Sprintf("waiter %d", i))
+	}
+	return left
+}
+
+func (le *memLease) Context() context.Context { return le.ctx }
+func (le *memLease) Done() <-chan struct{}    { return le.ctx.Done() }
+func (le *memLease) Token() int64             { return le.h.token }
+
+func (le *memLease) Err() error {
+	if le.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(le.ctx)
+}
+
+func (le *memLease) Release(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("memlock %s: %w: nil context", le.name, recipes.ErrInvalidArgument)
+	}
+	s := le.srv
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if le.released {
+		if s.faults.releaseTwiceNil {
+			return nil
+		}
+		return fmt.Errorf("memlock %s: %w", le.name, recipes.ErrNotHeld)
+	}
+	le.released = true
+	h := le.h
+	if h.lost != nil {
+		le.cancel(h.lost)
+		return fmt.Errorf("memlock %s: release: %w", le.name, h.lost)
+	}
+	if !s.faults.keepLeaseOnRelease {
+		le.cancel(recipes.ErrReleased)
+	}
+	if h.leases--; h.leases == 0 {
+		if !s.faults.keepLeaseOnRelease {
+			h.cancel(recipes.ErrReleased)
+		}
+		s.free(le.name, h)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package locktest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Backend is what a lock implementation gives the suite.
+type Backend struct {
+	// New returns a Locker for the lock named name (a short token like
+	// "excl-1"; the backend maps it to a path or key). Each call is an
+	// independent contender — its own session or connection where the
+	// backend has them — so two Lockers from New on one name exclude each
+	// other. New is called from the test's goroutine and may fail t.
+	New func(t *testing.T, name string) recipes.Locker
+	// Lose makes the lock held by lease untrustworthy as a real fault would
+	// (expire its session, delete its node or key) and returns once the
+	// fault is injected. Required.
+	Lose func(t *testing.T, name string, lease recipes.Lease)
+	// Leftovers lists what the backend has on its server for name (nodes,
+	// keys). It is called when no lease should exist; the suite expects an
+	// empty list, and polls a bounded number of times since cleanup may be
+	// asynchronous. Nil: not checked.
+	Leftovers func(t *testing.T, name string) []string
+	// Reentrant: Acquire(lease.Context()) on the same Locker while holding
+	// re-enters at once and needs its own Release.
+	Reentrant bool
+	// Contenders and Rounds size the contention scenarios (DefaultContenders
+	// and DefaultRounds when zero).
+	Contenders, Rounds int
+}
+
+// Defaults of Backend.Contenders and Backend.Rounds.
+const (
+	// DefaultContenders is how many Lockers contend for one lock.
+	DefaultContenders = 4
+	// DefaultRounds is how many times each contender takes the lock.
+	DefaultRounds = 10
+)
+
+const (
+	// scenarioTimeout bounds each scenario: every wait in it ends by then.
+	scenarioTimeout = 30 * time.Second
+	// promptTimeout bounds a call the contract says returns at once
+	// (TryAcquire on a held lock, a reentrant Acquire), so that one that
+	// waits instead is reported as waiting rather than as a timeout.
+	promptTimeout = 10 * time.Second
+	// cleanupTimeout bounds a Release made to clean up, which may run after
+	// the scenario's context is done.
+	cleanupTimeout = 10 * time.Second
+	// leftoverPolls and leftoverInterval bound the polling of
+	// Backend.Leftovers: 50 polls 100ms apart.
+	leftoverPolls    = 50
+	leftoverInterval = 100 * time.Millisecond
+)
+
+// checkFunc is one scenario. It returns an error describing the violation it
+// found, or nil. ctx bounds every wait; name is the scenario's own lock.
+type checkFunc func(ctx context.Context, t *testing.T, b Backend, name string) error
+
+// scenario is one subtest of Run.
+type scenario struct {
+	title     string // subtest name
+	lock      string // prefix of the lock name
+	check     checkFunc
+	reentrant bool // runs only on a Reentrant backend
+}
+
+var scenarios = []scenario{
+	{title: "MutualExclusion", lock: "excl", check: checkExclusion},
+	{title: "TryAcquire", lock: "try", check: checkTryAcquire},
+	{title: "CancelWhileWaiting", lock: "cancel", check: checkCancelWhileWaiting},
+	{title: "ReleaseTwice", lock: "release", check: checkReleaseTwice},
+	{title: "LostLock", lock: "lost", check: checkLoss},
+	{title: "TokensIncrease", lock: "token", check: checkTokens},
+	{title: "BadInput", lock: "input", check: checkBadInput},
+	{title: "ReleaseFromOtherGoroutine", lock: "other", check: checkReleaseElsewhere},
+	{title: "Reentrant", lock: "reenter", check: checkReentrant, reentrant: true},
+	{title: "WithLock", lock: "withlock", check: checkWithLock},
+}
+
+// lockSeq numbers lock names, so that every scenario of every Run in the
+// process has a lock of its own even when backends share a server.
+var lockSeq atomic.Int64
+
+func lockName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, lockSeq.Add(1))
+}
+
+// Run runs every scenario as a subtest of t.
+func Run(t *testing.T, b Backend) {
+	t.Helper()
+	switch {
+	case b.New == nil:
+		t.Fatal("locktest: Backend.New is required")
+	case b.Lose == nil:
+		t.Fatal("locktest: Backend.Lose is required")
+	case b.Contenders < 0 || b.Rounds < 0:
+		t.Fatalf("locktest: Backend.Contenders (%d) and Rounds (%d) must not be negative", b.Contenders, b.Rounds)
+	}
+	for _, s := range scenarios {
+		t.Run(s.title, func(t *testing.T) {
+			if s.reentrant && !b.Reentrant {
+				t.Skip("the backend is not reentrant")
+			}
+			name := lockName(s.lock)
+			ctx, cancel := context.WithTimeout(t.Context(), scenarioTimeout)
+			defer cancel()
+			if err := s.check(ctx, t, b, name); err != nil {
+				t.Fatalf("lock %s: %v", name, err)
+			}
+			if err := checkLeftovers(ctx, t, b, name); err != nil {
+				t.Errorf("lock %s: %v", name, err)
+			}
+		})
+	}
+}
+
+func (b Backend) contenders() int {
+	if b.Contenders > 0 {
+		return b.Contenders
+	}
+	return DefaultContenders
+}
+
+func (b Backend) rounds() int {
+	if b.Rounds > 0 {
+		return b.Rounds
+	}
+	return DefaultRounds
+}
+
+// checkLeftovers checks that the backend has nothing left on its server for
+// name, polling while cleanup may still be under way.
+func checkLeftovers(ctx context.Context, t *testing.T, b Backend, name string) error {
+	if b.Leftovers == nil {
+		return nil
+	}
+	for poll := 1; ; poll++ {
+		left := b.Leftovers(t, name)
+		if len(left) == 0 {
+			return nil
+		}
+		if poll == leftoverPolls {
+			return fmt.Errorf("left on the server after %d polls: %q", poll, left)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("left on the server when the wait ended (%v): %q", context.Cause(ctx), left)
+		case <-time.After(leftoverInterval):
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// recorder is a Locker that hands the leases its Acquire takes to the
+// scenario, which recipes.WithLock keeps to itself.
+type recorder struct {
+	recipes.Locker
+	leases chan recipes.Lease
+}
+
+func (r *recorder) Acquire(ctx context.Context) (recipes.Lease, error) {
+	lease, err := r.Locker.Acquire(ctx)
+	if lease != nil {
+		select {
+		case r.leases <- lease:
+		default:
+		}
+	}
+	return lease, err
+}
+
+// checkWithLock: recipes.WithLock holds the lock while fn runs and releases
+// it after; when the lock is lost during fn, fn's context ends with a cause
+// that is ErrLockLost and WithLock returns an error that is ErrLockLost.
+func checkWithLock(ctx context.Context, t *testing.T, b Backend, name string) error {
+	l, other := b.New(t, name), b.New(t, name)
+
+	ran := false
+	err := recipes.WithLock(ctx, l, func(ctx context.Context) error {
+		ran = true
+		return refuse(ctx, "TryAcquire by another contender while fn runs", other.TryAcquire,
+			recipes.ErrLocked)
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("WithLock: %w", err)
+	case !ran:
+		return errors.New("WithLock returned nil without running fn")
+	}
+	lease, err := take(ctx, "TryAcquire by another contender after WithLock", other.TryAcquire)
+	if err != nil {
+		return err
+	}
+	if err := lease.Release(ctx); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+
+	rec := &recorder{Locker: l, leases: make(chan recipes.Lease, 1)}
+	var fnErr error
+	ran = false
+	err = recipes.WithLock(ctx, rec, func(fnCtx context.Context) error {
+		ran = true
+		var lease recipes.Lease
+		select {
+		case lease = <-rec.leases:
+		default:
+			fnErr = errors.New("fn ran but WithLock's Acquire gave no lease")
+			return nil
+		}
+		b.Lose(t, name, lease)
+		<-fnCtx.Done() // bounded: WithLock ends fnCtx when ctx ends
+		if cause := context.Cause(fnCtx); !errors.Is(cause, recipes.ErrLockLost) {
+			fnErr = fmt.Errorf("after Lose, fn's context ended with cause %v, want an error that is %q",
+				cause, recipes.ErrLockLost)
+		}
+		return nil
+	})
+	switch {
+	case !ran:
+		return fmt.Errorf("WithLock did not run fn: %w", err)
+	case fnErr != nil:
+		return fnErr
+	}
+	if !errors.Is(err, recipes.ErrLockLost) {
+		return fmt.Errorf("WithLock returned %v after the lock was lost during fn, want an error that is %q",
+			err, recipes.ErrLockLost)
+	}
+	lease, err = take(ctx, "Acquire by another contender after the loss", other.Acquire)
+	if err != nil {
+		return err
+	}
+	if err := lease.Release(ctx); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return nil
+}
