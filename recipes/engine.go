@@ -178,9 +178,19 @@ func (q *Queue) create(ctx context.Context, sess *session.Session) (string, erro
 		node, err := q.createProtected(sess, prefix)
 		res <- result{node, err}
 	}()
+	settle := func(r result) {
+		switch {
+		case r.err == nil:
+			cleanupInBackground(q.Client, r.node, sess.ID(), nil)
+		case !definitelyNotCreated(r.err):
+			// The reply was lost: the node may exist. Find it by prefix.
+			cleanupProtectedInBackground(q.Client, q.Path, prefix, sess.ID())
+		}
+	}
 	select {
 	case r := <-res:
 		if r.err != nil {
+			settle(r)
 			if sess.Err() != nil {
 				return "", errSessionEnded
 			}
@@ -188,13 +198,18 @@ func (q *Queue) create(ctx context.Context, sess *session.Session) (string, erro
 		}
 		return r.node, nil
 	case <-ctx.Done():
-		go func() {
-			if r := <-res; r.err == nil {
-				cleanupInBackground(q.Client, r.node, sess.ID(), nil)
-			}
-		}()
+		go func() { settle(<-res) }()
 		return "", NotAcquired(ctx)
 	}
+}
+
+// definitelyNotCreated reports whether a failed create surely made no node:
+// the server answered with an error (not a lost connection or an abandoned
+// wait).
+func definitelyNotCreated(err error) bool {
+	return !session.IsRetryable(err) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errSessionEnded) &&
+		!errors.Is(err, session.ErrClosed)
 }
 
 // createProtected creates prefix+LockName under Path. After a connection

@@ -3,6 +3,7 @@ package recipes
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -11,7 +12,7 @@ import (
 
 // Named defaults of the background clean-up.
 const (
-	// cleanupTimeout bounds one delete attempt of a node left behind.
+	// cleanupTimeout bounds one clean-up attempt.
 	cleanupTimeout = 10 * time.Second
 	// cleanupRetry is the first wait between attempts; it doubles up to
 	// cleanupRetryCap.
@@ -33,6 +34,30 @@ func deleteNode(ctx context.Context, c *session.Client, path string, sessID int6
 	return err
 }
 
+// deleteProtected removes every node under parent whose name starts with
+// prefix (a "_c_<uuid>-" of ours): the node a create may have made before
+// its reply was lost.
+func deleteProtected(ctx context.Context, c *session.Client, parent, prefix string, sessID int64) error {
+	names, _, err := c.Children(ctx, parent)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, session.ErrClosed) || !sessionMayLive(c, sessID) {
+			return nil
+		}
+		return err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			if err := deleteNode(ctx, c, session.JoinPath(parent, n), sessID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // sessionMayLive reports whether ZooKeeper session sessID may still hold
 // ephemeral nodes that this client could delete.
 func sessionMayLive(c *session.Client, sessID int64) bool {
@@ -40,11 +65,12 @@ func sessionMayLive(c *session.Client, sessID int64) bool {
 	return cur != nil && cur.ID() == sessID && c.State() != session.Closed
 }
 
-// cleanupInBackground deletes path, retrying after failures (connection
-// loss) until the node is gone or the session that owns it has ended. done,
-// if not nil, is closed when the work is over. It is how every failure path
-// of the engine removes its node without making the caller wait.
-func cleanupInBackground(c *session.Client, path string, sessID int64, done chan<- struct{}) {
+// inBackground runs clean until it succeeds, retrying after retryable
+// failures (connection loss) with backoff; clean itself returns nil once
+// the session that owns the nodes has ended. done, if not nil, is closed
+// when the work is over. Every failure path of the engine removes its node
+// this way without making the caller wait.
+func inBackground(c *session.Client, what string, clean func(ctx context.Context) error, done chan<- struct{}) {
 	go func() {
 		if done != nil {
 			defer close(done)
@@ -52,18 +78,31 @@ func cleanupInBackground(c *session.Client, path string, sessID int64, done chan
 		wait := cleanupRetry
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			err := deleteNode(ctx, c, path, sessID)
+			err := clean(ctx)
 			cancel()
 			if err == nil {
 				return
 			}
 			if !session.IsRetryable(err) && !errors.Is(err, context.DeadlineExceeded) {
-				c.Logger().Error("lock node clean-up failed", "node", path, "err", err)
+				c.Logger().Error("lock node clean-up failed", "node", what, "err", err)
 				return
 			}
-			c.Logger().Debug("lock node clean-up failed, retrying", "node", path, "err", err)
+			c.Logger().Debug("lock node clean-up failed, retrying", "node", what, "err", err)
 			time.Sleep(wait)
 			wait = min(2*wait, cleanupRetryCap)
 		}
 	}()
+}
+
+// cleanupInBackground deletes node (of session sessID) in the background.
+func cleanupInBackground(c *session.Client, node string, sessID int64, done chan<- struct{}) {
+	inBackground(c, node, func(ctx context.Context) error { return deleteNode(ctx, c, node, sessID) }, done)
+}
+
+// cleanupProtectedInBackground deletes, in the background, any node under
+// parent named with our protected prefix.
+func cleanupProtectedInBackground(c *session.Client, parent, prefix string, sessID int64) {
+	inBackground(c, session.JoinPath(parent, prefix+"*"), func(ctx context.Context) error {
+		return deleteProtected(ctx, c, parent, prefix, sessID)
+	}, nil)
 }

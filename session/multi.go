@@ -81,23 +81,37 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]zk.MultiResponse, erro
 		reqs[i] = r
 	}
 	var res []zk.MultiResponse
-	err := c.do(ctx, false, func(conn *zk.Conn) (err error) {
-		res, err = conn.Multi(reqs...)
-		return err
+	err := c.do(ctx, false, func(conn *zk.Conn) error {
+		r, err := conn.Multi(reqs...)
+		if err != nil {
+			for i, op := range r {
+				if op.Error != nil {
+					return &MultiError{Index: i, Path: ops[i].path, Err: op.Error}
+				}
+			}
+			return err
+		}
+		res = r
+		return nil
 	})
 	if err != nil {
-		for i, r := range res {
-			if r.Error != nil {
-				return res, fmt.Errorf("session: multi op %d (%s): %w", i, ops[i].path, r.Error)
-			}
-		}
-		return res, fmt.Errorf("session: multi: %w", err)
+		return nil, fmt.Errorf("session: multi: %w", err)
 	}
 	for i := range res {
 		res[i].String = c.cfg.namespace.strip(res[i].String)
 	}
 	return res, nil
 }
+
+// MultiError says which op of a failed Multi failed, and why.
+type MultiError struct {
+	Index int    // the op's position
+	Path  string // its path
+	Err   error  // the server's error for it
+}
+
+func (e *MultiError) Error() string { return fmt.Sprintf("op %d (%s): %v", e.Index, e.Path, e.Err) }
+func (e *MultiError) Unwrap() error { return e.Err }
 
 // GuardedMulti applies ops atomically only while the node guard exists —
 // typically the lock node of a lease, whose existence proves the lock is
@@ -109,8 +123,9 @@ func (c *Client) GuardedMulti(ctx context.Context, guard string, ops ...Op) ([]z
 	}
 	all := append([]Op{CheckOp(guard, -1)}, ops...)
 	res, err := c.Multi(ctx, all...)
-	if err != nil && len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrGuardFailed, guard, res[0].Error)
+	var me *MultiError
+	if errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrGuardFailed, guard, me.Err)
 	}
 	if err != nil {
 		return nil, err

@@ -92,7 +92,10 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 		}
 		return err
 	})
-	return c.cfg.namespace.strip(created), opError("create", path, err)
+	if err != nil {
+		return "", opError("create", path, err)
+	}
+	return c.cfg.namespace.strip(created), nil
 }
 
 // EnsurePath creates path and its missing ancestors as container nodes (a
@@ -221,7 +224,10 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error
 		ok, st, err = conn.Exists(full)
 		return err
 	})
-	return ok, st, opError("exists", path, err)
+	if err != nil {
+		return false, nil, opError("exists", path, err)
+	}
+	return ok, st, nil
 }
 
 // Set writes data to path if its version matches (-1: any version).
@@ -235,7 +241,10 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 		st, err = conn.Set(full, data, version)
 		return err
 	})
-	return st, opError("set", path, err)
+	if err != nil {
+		return nil, opError("set", path, err)
+	}
+	return st, nil
 }
 
 // Delete deletes path if its version matches (-1: any version).

@@ -64,13 +64,13 @@ func TestIsRetryable(t *testing.T) {
 		nil:                    false,
 		zk.ErrConnectionClosed: true,
 		zk.ErrNoServer:         true,
-		fmt.Errorf("wrapped: %w", zk.ErrConnectionClosed): true,
+		fmt.Errorf("wrapped: %w", zk.ErrConnectionClosed):     true,
 		fmt.Errorf("unknown error: %d", codeOperationTimeout): true,
 		fmt.Errorf("unknown error: %d", codeConnectionLoss):   true,
 		fmt.Errorf("unknown error: %d", codeUnimplemented):    false,
-		zk.ErrSessionExpired:                                  false,
-		zk.ErrNoNode:                                          false,
-		context.Canceled:                                      false,
+		zk.ErrSessionExpired: false,
+		zk.ErrNoNode:         false,
+		context.Canceled:     false,
 	} {
 		assert.Equal(t, want, IsRetryable(err), "%v", err)
 	}

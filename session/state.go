@@ -83,12 +83,12 @@ const (
 // actions is what the client must do after a transition.
 type actions struct {
 	changes      []StateChange // report these, in order
-	endSession   error        // end the current session value with this cause
-	newSession   bool         // start a new session value for the session id
-	startTimers  bool         // start the suspension timers
-	stopTimers   bool         // stop them
-	replaceConn  bool         // close the connection and open a new one (new session)
-	sessionIDSet int64        // the session id to record, when newSession
+	endSession   error         // end the current session value with this cause
+	newSession   bool          // start a new session value for the session id
+	startTimers  bool          // start the suspension timers
+	stopTimers   bool          // stop them
+	replaceConn  bool          // close the connection and open a new one (new session)
+	sessionIDSet int64         // the session id to record, when newSession
 }
 
 // machine is the pure connection state machine: no I/O, no clock.

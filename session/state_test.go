@@ -45,8 +45,8 @@ func TestMachineSuspendedIsLost(t *testing.T) {
 		{in: inHasSession, id: 1, states: []State{Connected}, newSess: true},
 		{in: inHasSession, id: 1}, // duplicate: nothing
 		{in: inDisconnected, states: []State{Suspended}, end: ErrSuspended},
-		{in: inDisconnected},                // still suspended
-		{in: inTrustTimeout},                // already ended
+		{in: inDisconnected}, // still suspended
+		{in: inTrustTimeout}, // already ended
 		{in: inHasSession, id: 1, states: []State{Reconnected}, newSess: true},
 		{in: inDisconnected, states: []State{Suspended}, end: ErrSuspended},
 		{in: inSuspendTimeout, states: []State{Lost}, replace: true},

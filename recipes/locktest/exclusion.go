@@ -53,10 +53,14 @@ func (s *section) enter(contender int, lease recipes.Lease) error {
 	return nil
 }
 
-// contention runs one goroutine per entry of lockers (an entry may repeat),
-// each taking the lock rounds times and entering s while holding it. It
-// returns how many leases ended while held.
-func contention(ctx context.Context, lockers []recipes.Locker, rounds int) (lost int64, err error) {
+// Contention is the mutual-exclusion oracle, for fault tests of a backend:
+// one goroutine per entry of lockers (an entry may repeat) takes the lock
+// rounds times and, holding it, does a slow read-modify-write on shared
+// state. It fails when a holder finds another holder inside whose lease has
+// not ended (two live holders at once), and when an update was lost while no
+// lease ended under its holder. It returns how many leases ended while held
+// (faults the caller injected).
+func Contention(ctx context.Context, lockers []recipes.Locker, rounds int) (lost int64, err error) {
 	var s section
 	errs := make([]error, len(lockers))
 	var wg sync.WaitGroup
@@ -101,7 +105,7 @@ func checkExclusion(ctx context.Context, t *testing.T, b Backend, name string) e
 	for i := range lockers {
 		lockers[i] = b.New(t, name)
 	}
-	lost, err := contention(ctx, lockers, b.rounds())
+	lost, err := Contention(ctx, lockers, b.rounds())
 	if lost > 0 {
 		t.Logf("%d leases ended while held with no fault injected; the lost-update check was skipped", lost)
 	}

@@ -109,7 +109,7 @@ func checkReentrant(ctx context.Context, t *testing.T, b Backend, name string) e
 	for i := range shared {
 		shared[i] = l
 	}
-	if _, err := contention(ctx, shared, b.rounds()); err != nil {
+	if _, err := Contention(ctx, shared, b.rounds()); err != nil {
 		return fmt.Errorf("goroutines sharing one Locker: %w", err)
 	}
 	return nil

@@ -1,0 +1,77 @@
+// Package integration is the real-server test harness of zkrecipes: it starts
+// ZooKeeper (a standalone server or an ensemble), redis and memcached servers
+// on 127.0.0.1 for a test, controls them (stop, start, kill, pause), and puts
+// fault proxies in front of them. Tests of other packages import it; it
+// imports no other package of this module.
+//
+// # Where the servers come from
+//
+// ZooKeeper, in this order:
+//
+//  1. ZK_SERVERS=host:port,host:port,... : those servers are used as they are.
+//     ZK.External reports it, and member control (Stop, Start, Kill, Pause,
+//     Resume) skips the test with a message.
+//  2. A local install, run as java processes (QuorumPeerMain), one per member:
+//     a release tarball named by ZOOKEEPER_HOME (its lib/*.jar), or Debian's
+//     package (apt-get install zookeeper: /usr/share/java/zookeeper.jar, whose
+//     manifest names its dependencies, plus slf4j-simple for the log). java
+//     comes from JAVA_HOME or PATH. Each member gets free loopback ports for
+//     client, peer and election traffic and a data dir in a fresh temp dir,
+//     with tickTime=200 (session timeouts 400ms to 60s are allowed), all
+//     four-letter words, no admin server, forceSync=no, and
+//     znode.container.checkIntervalMs=1000 so container nodes go quickly.
+//     The JVM is kept small and quick to start (-Xmx256m, serial GC, C1 only).
+//     Its stdout and stderr go to member<N>/stdout.log and its log to
+//     member<N>/zookeeper.log; the end of both is in the error when a member
+//     does not become ready, and in the test log when a test fails.
+//  3. When nothing is installed and a Docker daemon answers (testcontainers'
+//     health check), one zookeeper:3.8 container (containers.go) with the same
+//     settings, its port 2181 bound to a free port on 127.0.0.1 so the address
+//     survives Stop and Start. Only a single member is offered this way (an
+//     ensemble needs a local install); Stop and Start go through
+//     testcontainers, Kill and Pause through the Docker API (skipped when no
+//     API client can be had). The daemon must be local, since only 127.0.0.1
+//     is used. This path is compiled but not exercised by this package's tests.
+//  4. Otherwise Unavailable: the test is skipped with a message saying how to
+//     get a server, or fails when ZKR_REQUIRE_INTEGRATION=1 (`make test` and
+//     CI set it, so missing servers cannot pass unnoticed).
+//
+// Redis and memcached: REDIS_ADDRS or MEMCACHED_ADDRS (comma separated; the
+// first n are used, and fewer than the test needs is Unavailable), else
+// Debian's redis-server or memcached binaries (found on PATH or in /usr/bin,
+// /usr/sbin), else Unavailable. Redis runs without persistence
+// (--save "" --appendonly no), so a restarted server is empty.
+//
+// # Lifetimes and hygiene
+//
+// StartZK, StartRedis(N) and StartMemcached register t.Cleanup to stop what
+// they started and remove its temp dirs, also when the test fails. LaunchZK
+// does the same for a TestMain, which must call Close. Every process runs in
+// its own process group, is signalled as a group, and gets SIGKILL if the
+// test binary dies (Pdeathsig). Every wait is bounded in time and count; a
+// server that does not become ready fails the test with the end of its log.
+//
+// # Faults
+//
+// Member control kills (SIGKILL), stops (SIGTERM, then SIGKILL after 15s),
+// pauses (SIGSTOP) and resumes (SIGCONT) a server. Proxy, built on toxiproxy
+// as an in-process library (no HTTP API, no logging), sits between clients
+// and one server: Cut closes every connection and refuses new ones, Blackhole
+// partitions (nothing passes, nothing is lost: held bytes are delivered by
+// Restore), Latency delays, ResetAfter closes connections after n bytes
+// toward the server, and Restore undoes them all. ProxiedServers puts one in
+// front of each member of an ensemble.
+//
+// # Example
+//
+//	func TestFailover(t *testing.T) {
+//		z := integration.StartZK(t, 3)
+//		servers, proxies := integration.ProxiedServers(t, z)
+//		// ... connect a client to servers ...
+//		z.Leader(t).Kill(t)
+//		proxies[0].Blackhole(t)
+//		// ... assert on the client ...
+//	}
+//
+// Run with `ZKR_REQUIRE_INTEGRATION=1 go test -race ./...`.
+package integration

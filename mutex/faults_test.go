@@ -1,0 +1,197 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+func newMutex(t testing.TB, c *session.Client, path string) *mutex.Mutex {
+	t.Helper()
+	m, err := mutex.New(c, path)
+	require.NoError(t, err)
+	return m
+}
+
+// children lists a lock path (nil when it does not exist).
+func children(t testing.TB, c *session.Client, path string) []string {
+	t.Helper()
+	kids, _, err := c.Children(ctxT(t), path)
+	if err != nil {
+		return nil
+	}
+	return kids
+}
+
+// The holder's connection is blackholed past the session timeout: its lease
+// is cancelled before any other process acquires the lock.
+func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
+		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
+			p := integration.NewProxy(t, z.Servers()[0])
+			path := fmt.Sprintf("/faults/blackhole-%d", policy)
+			holderClient := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second),
+				session.WithErrorPolicy(policy))
+			waiterClient := connect(t, z.Servers())
+			ctx := ctxT(t)
+
+			held, err := newMutex(t, holderClient, path).Acquire(ctx)
+			require.NoError(t, err)
+			var holderDone atomic.Bool
+			context.AfterFunc(held.Context(), func() { holderDone.Store(true) })
+
+			acquired := make(chan recipes.Lease, 1)
+			go func() {
+				l, err := newMutex(t, waiterClient, path).Acquire(ctx)
+				assert.NoError(t, err)
+				assert.True(t, holderDone.Load(), "the waiter acquired while the old holder's lease was live")
+				acquired <- l
+			}()
+			p.Blackhole(t)
+			var next recipes.Lease
+			select {
+			case next = <-acquired:
+			case <-time.After(waitLimit):
+				t.Fatal("the waiter never acquired")
+			}
+			require.NotNil(t, next)
+			assert.ErrorIs(t, context.Cause(held.Context()), recipes.ErrLockLost)
+			assert.Greater(t, next.Token(), held.Token())
+			p.Restore(t)
+			assert.ErrorIs(t, held.Release(ctx), recipes.ErrLockLost)
+			require.NoError(t, next.Release(ctx))
+			require.Eventually(t, func() bool { return len(children(t, waiterClient, path)) == 0 },
+				waitLimit, 50*time.Millisecond, "nodes left: %v", children(t, waiterClient, path))
+		})
+	}
+}
+
+// The connection is cut after the create request reached the server and
+// before its reply came back: no orphan node, no deadlock.
+func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	observer := connect(t, z.Servers())
+	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
+		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
+			p := integration.NewProxy(t, z.Servers()[0])
+			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
+			states, err := c.Subscribe(ctxT(t))
+			require.NoError(t, err)
+			path := fmt.Sprintf("/faults/cut-create-%d", policy)
+			m := newMutex(t, c, path)
+			// Make the parent exist so the create is the next request.
+			l, err := m.Acquire(ctxT(t))
+			require.NoError(t, err)
+			require.NoError(t, l.Release(ctxT(t)))
+
+			p.ResetAfter(t, createRequestSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil))
+			result := make(chan error, 1)
+			var lease recipes.Lease
+			go func() {
+				var err error
+				lease, err = m.Acquire(ctxT(t))
+				result <- err
+			}()
+			waitState(t, states, session.Suspended)
+			p.Restore(t)
+			select {
+			case err := <-result:
+				require.NoError(t, err)
+			case <-time.After(waitLimit):
+				t.Fatal("Acquire did not return after the connection came back")
+			}
+			nl := lease.(recipes.NodeLease)
+			require.Eventually(t, func() bool {
+				kids := children(t, observer, path)
+				return len(kids) == 1 && kids[0] == session.BaseName(nl.Node())
+			}, waitLimit, 50*time.Millisecond, "want only our node, got %v", children(t, observer, path))
+
+			// Another contender is not blocked by an orphan.
+			require.NoError(t, lease.Release(ctxT(t)))
+			other, err := newMutex(t, observer, path).TryAcquire(ctxT(t))
+			require.NoError(t, err)
+			require.NoError(t, other.Release(ctxT(t)))
+			assert.Empty(t, children(t, observer, path))
+		})
+	}
+}
+
+// createRequestSize is the size on the wire of a create request (with its
+// length prefix), the bytes ResetAfter lets through before cutting.
+func createRequestSize(path string, data []byte) int64 {
+	const world, anyone = len("world"), len("anyone")
+	n := 4 + 4 + 4 // length, xid, opcode
+	n += 4 + len(path) + 4 + len(data)
+	n += 4 + (4 + 4 + world + 4 + anyone) // one ACL
+	n += 4                                // flags
+	return int64(n)
+}
+
+func waitState(t *testing.T, states <-chan session.StateChange, want session.State) {
+	t.Helper()
+	timeout := time.After(waitLimit)
+	for {
+		select {
+		case ch := <-states:
+			if ch.State == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s within %v", want, waitLimit)
+		}
+	}
+}
+
+// The ensemble's leader is killed while many sessions contend: exclusion
+// holds throughout and the work goes on.
+func TestLeaderKilledWhileContending(t *testing.T) {
+	z := integration.StartZK(t, 3)
+	const contenders, rounds = 6, 15
+	lockers := make([]recipes.Locker, contenders)
+	for i := range lockers {
+		lockers[i] = newMutex(t, connect(t, z.Servers(), session.WithSessionTimeout(10*time.Second)), "/faults/leader")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	defer cancel()
+	done := make(chan struct{})
+	var lost int64
+	var err error
+	go func() {
+		defer close(done)
+		lost, err = locktest.Contention(ctx, lockers, rounds)
+	}()
+	time.Sleep(500 * time.Millisecond) // let the contention get going
+	z.Leader(t).Kill(t)
+	<-done
+	require.NoError(t, err, "exclusion violated or work stopped")
+	t.Logf("%d leases ended while held (suspension at the leader's death)", lost)
+	z.Leader(t)
+}
+
+func TestErrorsAreSentinels(t *testing.T) {
+	_, err := mutex.New(nil, "/x")
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	c := connect(t, sharedServers(t))
+	for _, p := range []string{"", "x", "/a/", "/a//b", "/a/./b", "/a\x00"} {
+		_, err := mutex.New(c, p)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
+		assert.ErrorIs(t, err, session.ErrInvalidArgument, "%q", p)
+	}
+	_, err = mutex.New(c, "/")
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "the root cannot be a lock path")
+	_, err = mutex.New(c, "/x", nil)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	assert.False(t, errors.Is(err, recipes.ErrLocked))
+}
