@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -40,7 +41,12 @@ func (c closingM) Run() int {
 	return code
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(closingM{m}) }
+func TestMain(m *testing.M) {
+	if os.Getenv(holderEnv) != "" {
+		os.Exit(holderMain()) // a child process of TestHolderKilled
+	}
+	goleak.VerifyTestMain(closingM{m})
+}
 
 const waitLimit = 60 * time.Second
 

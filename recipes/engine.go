@@ -62,11 +62,11 @@ func (q *Queue) notAcquired(ctx context.Context, err error) error {
 
 // attempt runs one queueing under one session.
 func (q *Queue) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
-	node, err := q.create(ctx, sess)
+	node, token, err := q.create(ctx, sess)
 	if err != nil {
 		return nil, err
 	}
-	h, err := q.wait(ctx, sess, node, try)
+	h, err := q.wait(ctx, sess, node, token, try)
 	if err != nil {
 		cleanupInBackground(q.Client, node, sess.ID(), nil)
 	}
@@ -81,7 +81,7 @@ func opCtx(ctx context.Context, sess *session.Session) (context.Context, context
 }
 
 // wait lists the children until node owns the lock.
-func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, try bool) (*holding, error) {
+func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, token int64, try bool) (*holding, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
 	fail := func(err error) error {
@@ -95,27 +95,6 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, tr
 		}
 	}
 	name := session.BaseName(node)
-
-	// Our node's Stat (owner, czxid = token) and a watch that tells a holder
-	// its node was deleted, fetched alongside the first listing.
-	type own struct {
-		st *zk.Stat
-		ev <-chan zk.Event
-		er error
-	}
-	ownc := make(chan own, 1)
-	go func() {
-		_, st, ev, err := q.Client.GetW(octx, node)
-		ownc <- own{st, ev, err}
-	}()
-	mine := <-ownc
-	if mine.er != nil {
-		return nil, fail(mine.er)
-	}
-	if mine.st.EphemeralOwner != sess.ID() {
-		return nil, fail(fmt.Errorf("node %s belongs to session 0x%x, not ours (0x%x)", node, mine.st.EphemeralOwner, sess.ID()))
-	}
-
 	for {
 		names, _, err := q.Client.Children(octx, q.Path)
 		if err != nil {
@@ -127,7 +106,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, tr
 			return nil, fail(fmt.Errorf("our node %s: %w", node, err))
 		}
 		if d.Owns {
-			return q.own(ctx, sess, node, mine.st, mine.ev, fail)
+			return q.own(ctx, sess, node, token, fail)
 		}
 		if try {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.Path)
@@ -142,7 +121,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, tr
 		select {
 		case e := <-ev:
 			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
-				return q.own(ctx, sess, node, mine.st, mine.ev, fail)
+				return q.own(ctx, sess, node, token, fail)
 			}
 		case <-octx.Done():
 			return nil, fail(context.Cause(octx))
@@ -151,34 +130,30 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, tr
 }
 
 // own turns an owning node into a holding, trusting it only while the
-// session it was created in is still trusted.
-func (q *Queue) own(ctx context.Context, sess *session.Session, node string, st *zk.Stat,
-	ev <-chan zk.Event, fail func(error) error) (*holding, error) {
+// session it was created in is still trusted. A create answered while that
+// session value was live ran in that session: go-zookeeper reports a new
+// session (which ends the old value) before it sends anything on it, so the
+// node's owner is our session without asking the server again.
+func (q *Queue) own(ctx context.Context, sess *session.Session, node string, token int64,
+	fail func(error) error) (*holding, error) {
 	if err := sess.Err(); err != nil {
 		return nil, fail(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fail(err)
 	}
-	return newHolding(ctx, q.Client, q.Owner, node, st.Czxid, sess, ev), nil
+	return newHolding(ctx, q.Client, q.Owner, node, token, sess, nil), nil
 }
 
-// create makes our protected ephemeral sequential node. The create itself
-// cannot be abandoned half-way (it may land on the server after we stopped
-// waiting), so it runs on its own; if ctx ends first, the node it makes is
-// removed in the background.
-func (q *Queue) create(ctx context.Context, sess *session.Session) (string, error) {
+// create makes our protected ephemeral sequential node and returns it with
+// its czxid. The create itself cannot be abandoned half-way (it may land on
+// the server after we stopped waiting), so it runs on its own; if ctx or the
+// session ends first, the node it makes is removed in the background.
+func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int64, error) {
 	prefix := ProtectedPrefix + uuid.NewString() + "-"
-	type result struct {
-		node string
-		err  error
-	}
-	res := make(chan result, 1)
-	go func() {
-		node, err := q.createProtected(sess, prefix)
-		res <- result{node, err}
-	}()
-	settle := func(r result) {
+	res := make(chan created, 1)
+	go func() { res <- q.createProtected(sess, prefix) }()
+	settle := func(r created) {
 		switch {
 		case r.err == nil:
 			cleanupInBackground(q.Client, r.node, sess.ID(), nil)
@@ -192,15 +167,24 @@ func (q *Queue) create(ctx context.Context, sess *session.Session) (string, erro
 		if r.err != nil {
 			settle(r)
 			if sess.Err() != nil {
-				return "", errSessionEnded
+				return "", 0, errSessionEnded
 			}
-			return "", q.notAcquired(ctx, r.err)
+			return "", 0, q.notAcquired(ctx, r.err)
 		}
-		return r.node, nil
+		return r.node, r.czxid, nil
+	case <-sess.Done():
+		go func() { settle(<-res) }()
+		return "", 0, errSessionEnded
 	case <-ctx.Done():
 		go func() { settle(<-res) }()
-		return "", NotAcquired(ctx)
+		return "", 0, NotAcquired(ctx)
 	}
+}
+
+type created struct {
+	node  string
+	czxid int64
+	err   error
 }
 
 // definitelyNotCreated reports whether a failed create surely made no node:
@@ -214,31 +198,40 @@ func definitelyNotCreated(err error) bool {
 
 // createProtected creates prefix+LockName under Path. After a connection
 // loss it looks for a node with our prefix before creating again, and
-// accepts a found node only if it belongs to our session.
-func (q *Queue) createProtected(sess *session.Session, prefix string) (string, error) {
-	ctx := sess.Context()
+// accepts a found node only if it belongs to our session. It gives up when
+// the session ends.
+func (q *Queue) createProtected(sess *session.Session, prefix string) created {
+	// No cancellation inside a request (the caller stops waiting instead),
+	// so that the common path makes no extra goroutine hop.
+	ctx := context.Background()
 	path := session.JoinPath(q.Path, prefix+q.LockName)
 	for {
-		node, err := q.Client.Create(ctx, path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
-		if err == nil || !session.IsRetryable(err) {
-			return node, err
+		if sess.Err() != nil {
+			return created{err: errSessionEnded}
 		}
-		found, ferr := q.findProtected(ctx, sess, prefix)
-		if ferr != nil || found != "" {
-			return found, ferr
+		node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
+		if err == nil || !session.IsRetryable(err) {
+			return created{node, czxid, err}
+		}
+		if sess.Err() != nil {
+			return created{err: errSessionEnded}
+		}
+		r := q.findProtected(sess.Context(), sess, prefix)
+		if r.err != nil || r.node != "" {
+			return r
 		}
 	}
 }
 
 // findProtected looks for our node by its protected prefix. A node with our
 // prefix that another session owns is not ours: it is removed.
-func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix string) (string, error) {
+func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix string) created {
 	names, _, err := q.Client.Children(ctx, q.Path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return "", nil
+		return created{}
 	}
 	if err != nil {
-		return "", err
+		return created{err: err}
 	}
 	for _, n := range names {
 		if !strings.HasPrefix(n, prefix) {
@@ -250,12 +243,12 @@ func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix
 			continue
 		}
 		if err != nil {
-			return "", err
+			return created{err: err}
 		}
 		if st.EphemeralOwner == sess.ID() {
-			return node, nil
+			return created{node: node, czxid: st.Czxid}
 		}
 		cleanupInBackground(q.Client, node, st.EphemeralOwner, nil)
 	}
-	return "", nil
+	return created{}
 }

@@ -115,7 +115,12 @@ func (h *holding) release(ctx context.Context) error {
 	if !last {
 		return nil
 	}
-	lostBefore := h.ctx.Err() != nil
+	if h.ctx.Err() != nil {
+		// Lost: lose already removes the node in the background.
+		cause := context.Cause(h.ctx)
+		h.finish(ErrReleased)
+		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
+	}
 	err := deleteNode(ctx, h.client, h.node, h.sess.ID())
 	if err != nil {
 		done := make(chan struct{})
@@ -127,9 +132,6 @@ func (h *holding) release(ctx context.Context) error {
 		return fmt.Errorf("recipes: release %s: delete will be retried in the background: %w", h.node, err)
 	}
 	h.finish(ErrReleased)
-	if lostBefore {
-		return fmt.Errorf("%w before Release: %w", ErrLockLost, context.Cause(h.ctx))
-	}
 	return nil
 }
 

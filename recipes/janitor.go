@@ -62,7 +62,8 @@ func deleteProtected(ctx context.Context, c *session.Client, parent, prefix stri
 // ephemeral nodes that this client could delete.
 func sessionMayLive(c *session.Client, sessID int64) bool {
 	cur := c.CurrentSession()
-	return cur != nil && cur.ID() == sessID && c.State() != session.Closed
+	st := c.State()
+	return cur != nil && cur.ID() == sessID && st != session.Lost && st != session.Closed
 }
 
 // inBackground runs clean until it succeeds, retrying after retryable

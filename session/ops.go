@@ -258,3 +258,50 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 	})
 	return opError("delete", path, err)
 }
+
+// CreateWithZxid creates path like Create and also returns the zxid of the
+// creation: the new node's czxid (a fencing token). go-zookeeper has no
+// create2, so the create runs in a multi together with a write of empty data
+// to the parent (version -1); both share one transaction, and the parent's
+// new mzxid is that transaction's zxid. The parent's data version grows by
+// one each time, and its data must be empty (lock parents are). Never
+// retried: use it for sequential nodes in protected mode. Missing parents
+// are created as containers.
+func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32) (string, int64, error) {
+	if err := ValidatePath(path); err != nil {
+		return "", 0, err
+	}
+	parent := ParentPath(path)
+	if parent == "/" && c.cfg.namespace == "" {
+		return "", 0, invalid("CreateWithZxid needs a parent below the root: %q", path)
+	}
+	full, fullParent := c.cfg.namespace.full(path), c.cfg.namespace.full(parent)
+	var (
+		created string
+		zxid    int64
+	)
+	err := c.do(ctx, false, func(conn *zk.Conn) error {
+		for attempt := 0; ; attempt++ {
+			res, err := conn.Multi(
+				&zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags},
+				&zk.SetDataRequest{Path: fullParent, Version: -1})
+			if err == nil {
+				created, zxid = res[0].String, res[1].Stat.Mzxid
+				return nil
+			}
+			if len(res) == 0 || !errors.Is(res[0].Error, zk.ErrNoNode) || attempt == 2 {
+				if len(res) > 0 && res[0].Error != nil {
+					return res[0].Error
+				}
+				return err
+			}
+			if perr := c.makeParents(conn, full); perr != nil {
+				return perr
+			}
+		}
+	})
+	if err != nil {
+		return "", 0, opError("create", path, err)
+	}
+	return c.cfg.namespace.strip(created), zxid, nil
+}
