@@ -222,7 +222,6 @@ func BenchmarkContended(b *testing.B) {
 	}
 }
 
-
 // sideBySide alternates the implementations round by round in one run (the
 // machine's noise hits them alike) and reports each one's median seconds per
 // operation, and the ratios to the first (the baseline), as metrics.
