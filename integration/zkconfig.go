@@ -86,6 +86,11 @@ func zooCfg(dataDir string, own zkPorts, ensemble []zkPorts) string {
 	return b.String()
 }
 
+// BenchJVMEnv, when set (to anything), starts ZooKeeper with the JVM's full
+// JIT, as a production server runs, instead of the quick-to-start C1-only
+// JVM the tests use. `make bench` sets it.
+const BenchJVMEnv = "ZKR_BENCH_JVM"
+
 // zkMemberDir lays out the directory of member id (1-based) under root and
 // returns the process that runs it. ensemble holds the ports of all members.
 func zkMemberDir(in *zkInstall, root string, id int, ensemble []zkPorts) (*process, error) {
@@ -102,8 +107,11 @@ func zkMemberDir(in *zkInstall, root string, id int, ensemble []zkPorts) (*proce
 		return nil, err
 	}
 	zkLog := filepath.Join(dir, "zookeeper.log")
-	argv := []string{in.java,
-		"-Xmx256m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	argv := []string{in.java, "-Xmx256m", "-Xms32m", "-XX:+UseSerialGC"}
+	if os.Getenv(BenchJVMEnv) == "" {
+		argv = append(argv, "-XX:TieredStopAtLevel=1") // C1 only: starts fast, runs slower
+	}
+	argv = append(argv,
 		"-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dznode.container.checkIntervalMs=1000",
@@ -112,7 +120,7 @@ func zkMemberDir(in *zkInstall, root string, id int, ensemble []zkPorts) (*proce
 		"-Dorg.slf4j.simpleLogger.logFile=" + zkLog,
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-	}
+	)
 	if in.logback != "" {
 		argv = append(argv, "-Dlogback.configurationFile="+in.logback)
 	}

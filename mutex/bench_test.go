@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -167,7 +168,18 @@ type noFastHandoff struct{ recipes.LeaseDriver }
 
 func (d noFastHandoff) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
 	dec, err := d.LeaseDriver.Decide(kids, ours)
-	dec.FastHandoff = false
+	dec.FastHandoff, dec.Refresh = false, ""
+	return dec, err
+}
+
+// noRefresh keeps the fast handoff but does not watch the node two ahead:
+// a waiter lists again on the critical path unless its predecessor was the
+// head when it last listed.
+type noRefresh struct{ recipes.LeaseDriver }
+
+func (d noRefresh) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
+	dec, err := d.LeaseDriver.Decide(kids, ours)
+	dec.Refresh = ""
 	return dec, err
 }
 
@@ -211,10 +223,10 @@ func BenchmarkContended(b *testing.B) {
 	servers := sharedServers(b)
 	for _, n := range []int{4, 16, 64} {
 		b.Run(fmt.Sprintf("sessions=%d/impl=mutex", n), func(b *testing.B) {
-			contend(b, servers[0], queueLockFuncs(b, servers, benchPath("mutex"), n, recipes.LeaseDriver{Leases: 1}))
+			contend(b, servers[0], queueLockFuncs(b, servers, benchPath("mutex"), n, recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}))
 		})
 		b.Run(fmt.Sprintf("sessions=%d/impl=mutex-no-fast-handoff", n), func(b *testing.B) {
-			contend(b, servers[0], queueLockFuncs(b, servers, benchPath("nofast"), n, noFastHandoff{recipes.LeaseDriver{Leases: 1}}))
+			contend(b, servers[0], queueLockFuncs(b, servers, benchPath("nofast"), n, noFastHandoff{recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}}))
 		})
 		b.Run(fmt.Sprintf("sessions=%d/impl=zk.Lock", n), func(b *testing.B) {
 			contend(b, servers[0], zkLockFuncs(b, servers, benchPath("zklock"), n))
@@ -299,10 +311,11 @@ func BenchmarkSideBySide(b *testing.B) {
 		const sessions, acqPerRound = 16, 160
 		impls := [][]lockFunc{
 			zkLockFuncs(b, servers, benchPath("zklock"), sessions),
-			queueLockFuncs(b, servers, benchPath("mutex"), sessions, recipes.LeaseDriver{Leases: 1}),
-			queueLockFuncs(b, servers, benchPath("nofast"), sessions, noFastHandoff{recipes.LeaseDriver{Leases: 1}}),
+			queueLockFuncs(b, servers, benchPath("mutex"), sessions, recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}),
+			queueLockFuncs(b, servers, benchPath("norefresh"), sessions, noRefresh{recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}}),
+			queueLockFuncs(b, servers, benchPath("nofast"), sessions, noFastHandoff{recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}}),
 		}
-		sideBySide(b, []string{"zk.Lock", "mutex", "mutex-no-fast-handoff"}, func(i int) (int, error) {
+		sideBySide(b, []string{"zk.Lock", "mutex", "mutex-no-refresh", "mutex-no-fast-handoff"}, func(i int) (int, error) {
 			return acqPerRound, runContention(impls[i], acqPerRound)
 		})
 	})

@@ -57,7 +57,7 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		o(&cfg)
 	}
-	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, recipes.LeaseDriver{Leases: 1}, cfg.data)
+	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, recipes.LeaseDriver{Leases: 1, Kind: LockName}, cfg.data)
 	if err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}

@@ -95,6 +95,18 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		}
 	}
 	name := session.BaseName(node)
+	watches := map[string]<-chan zk.Event{} // outstanding watches, by node name
+	watch := func(n string) (<-chan zk.Event, error) {
+		if ch, ok := watches[n]; ok {
+			return ch, nil
+		}
+		_, _, ch, err := q.Client.GetW(octx, session.JoinPath(q.Path, n))
+		if err != nil {
+			return nil, err
+		}
+		watches[n] = ch
+		return ch, nil
+	}
 	for {
 		names, _, err := q.Client.Children(octx, q.Path)
 		if err != nil {
@@ -111,18 +123,31 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		if try {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.Path)
 		}
-		_, _, ev, err := q.Client.GetW(octx, session.JoinPath(q.Path, d.Watch))
+		ev, err := watch(d.Watch)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // gone already: list again
 		}
 		if err != nil {
 			return nil, fail(err)
 		}
+		var refresh <-chan zk.Event
+		if d.Refresh != "" {
+			refresh, err = watch(d.Refresh)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return nil, fail(err)
+			}
+			if err != nil {
+				continue // gone already: list again
+			}
+		}
 		select {
 		case e := <-ev:
+			delete(watches, d.Watch)
 			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
 				return q.own(ctx, sess, node, token, fail)
 			}
+		case <-refresh:
+			delete(watches, d.Refresh)
 		case <-octx.Done():
 			return nil, fail(context.Cause(octx))
 		}
@@ -251,4 +276,26 @@ func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix
 		cleanupInBackground(q.Client, node, st.EphemeralOwner, nil)
 	}
 	return created{}
+}
+
+// acquireAt creates our node with a fixed sequence and owns it at once.
+func (q *Queue) acquireAt(ctx context.Context, seq int64) (*holding, error) {
+	sess, err := q.Client.Session(ctx)
+	if err != nil {
+		return nil, q.notAcquired(ctx, err)
+	}
+	prefix := ProtectedPrefix + uuid.NewString() + "-"
+	path := session.JoinPath(q.Path, fmt.Sprintf("%s%s%0*d", prefix, q.LockName, seqDigits, seq))
+	node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral)
+	if err != nil {
+		if !definitelyNotCreated(err) {
+			cleanupProtectedInBackground(q.Client, q.Path, prefix, sess.ID())
+		}
+		return nil, q.notAcquired(ctx, err)
+	}
+	h, err := q.own(ctx, sess, node, czxid, func(err error) error { return q.notAcquired(ctx, err) })
+	if err != nil {
+		cleanupInBackground(q.Client, node, sess.ID(), nil)
+	}
+	return h, err
 }

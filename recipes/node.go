@@ -55,8 +55,10 @@ func ParseChild(name string, lockNames ...string) (Child, bool) {
 }
 
 // SortChildren parses names and returns the queue entries in queue order:
-// by sequence, then by name (a downgraded read node shares the writer's
-// sequence). Names that are not queue entries are left out.
+// by sequence, then by the position of their kind in lockNames, then by
+// name. Only a downgraded read node shares a sequence (its writer's): listing
+// the write kind first keeps it right behind its writer. Names that are not
+// queue entries are left out.
 func SortChildren(names []string, lockNames ...string) []Child {
 	out := make([]Child, 0, len(names))
 	for _, n := range names {
@@ -64,9 +66,20 @@ func SortChildren(names []string, lockNames ...string) []Child {
 			out = append(out, c)
 		}
 	}
+	rank := func(kind string) int {
+		for i, ln := range lockNames {
+			if ln == kind {
+				return i
+			}
+		}
+		return len(lockNames)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Seq != out[j].Seq {
 			return out[i].Seq < out[j].Seq
+		}
+		if ri, rj := rank(out[i].Kind), rank(out[j].Kind); ri != rj {
+			return ri < rj
 		}
 		return out[i].Name < out[j].Name
 	})
@@ -101,6 +114,12 @@ type Decision struct {
 	// listing the children again, because Watch was the only node ahead that
 	// could keep it out and no node can get ahead later.
 	FastHandoff bool
+	// Refresh, if set, is a node further ahead whose deletion makes the
+	// engine list the children again before Watch goes: typically the
+	// predecessor's predecessor, so that by the time the predecessor
+	// releases, the engine knows it was the head and takes the fast handoff
+	// instead of listing on the critical path.
+	Refresh string
 }
 
 // Driver decides, from the children of a lock path in queue order, whether
@@ -115,6 +134,11 @@ type Driver interface {
 // it. With Leases = 1 it is the mutex: each waiter watches its predecessor.
 type LeaseDriver struct {
 	Leases int
+	// Kind is the recipe's own lock name. The fast handoff is taken only
+	// when the watched head is of this kind: a node of another recipe in the
+	// same parent (a read/write lock's writer) might create a node ahead of
+	// ours (a downgrade) before it goes.
+	Kind string
 }
 
 // Decide implements Driver.
@@ -129,7 +153,14 @@ func (d LeaseDriver) Decide(children []Child, ours int) (Decision, error) {
 		return Decision{Owns: true}, nil
 	}
 	watch := ours - d.Leases
-	// Only for a single lease: the watched node is the head, and all nodes
-	// created later sort after ours, so its deletion makes ours the head.
-	return Decision{Watch: children[watch].Name, FastHandoff: d.Leases == 1 && watch == 0}, nil
+	dec := Decision{Watch: children[watch].Name}
+	if d.Leases == 1 {
+		// The watched node is the head: all nodes created later sort after
+		// ours, so its deletion makes ours the head.
+		dec.FastHandoff = watch == 0 && children[0].Kind == d.Kind && d.Kind != ""
+		if watch > 0 {
+			dec.Refresh = children[watch-1].Name
+		}
+	}
+	return dec, nil
 }

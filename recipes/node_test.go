@@ -59,7 +59,7 @@ func TestSortChildren(t *testing.T) {
 	// it, before every node created later.
 	w := p("__WRIT__", 4)
 	r := fmt.Sprintf("_c_%s-__READ__%010d", "ffffffff-d9cb-469f-a165-70867728950e", 4)
-	got = SortChildren([]string{p("__WRIT__", 5), r, w, p("__READ__", 3)}, "__READ__", "__WRIT__")
+	got = SortChildren([]string{p("__WRIT__", 5), r, w, p("__READ__", 3)}, "__WRIT__", "__READ__")
 	assert.Equal(t, []string{p("__READ__", 3), w, r, p("__WRIT__", 5)}, names4(got))
 	assert.Equal(t, 2, IndexOf(got, r))
 	assert.Equal(t, -1, IndexOf(got, "missing"))
@@ -88,19 +88,26 @@ func TestLeaseDriver(t *testing.T) {
 		want         Decision
 	}{
 		{1, 0, Decision{Owns: true}},
-		{1, 1, Decision{Watch: "lock-0000000001", FastHandoff: true}}, // predecessor is the head
-		{1, 2, Decision{Watch: "lock-0000000002"}},                    // only the predecessor, no fast path
-		{1, 3, Decision{Watch: "lock-0000000003"}},
+		{1, 1, Decision{Watch: "lock-0000000001", FastHandoff: true}},          // predecessor is the head
+		{1, 2, Decision{Watch: "lock-0000000002", Refresh: "lock-0000000001"}}, // refresh when the head goes
+		{1, 3, Decision{Watch: "lock-0000000003", Refresh: "lock-0000000002"}},
 		{2, 1, Decision{Owns: true}},
 		{2, 2, Decision{Watch: "lock-0000000001"}}, // semaphore: never fast (the other lease holder may stay)
 		{2, 3, Decision{Watch: "lock-0000000002"}},
 		{4, 3, Decision{Owns: true}},
 	} {
-		got, err := LeaseDriver{Leases: tc.leases}.Decide(kids, tc.ours)
+		got, err := LeaseDriver{Leases: tc.leases, Kind: "lock-"}.Decide(kids, tc.ours)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "leases %d ours %d", tc.leases, tc.ours)
 	}
-	_, err := LeaseDriver{Leases: 1}.Decide(kids, -1)
+	// A head of another kind (a writer of a read/write lock sharing the
+	// parent) could downgrade: no fast handoff behind it.
+	mixed := SortChildren([]string{"_c_" + uuidA + "-__WRIT__0000000001", "lock-0000000002"}, "lock-", "__WRIT__")
+	d, err := LeaseDriver{Leases: 1, Kind: "lock-"}.Decide(mixed, 1)
+	require.NoError(t, err)
+	assert.Equal(t, Decision{Watch: "_c_" + uuidA + "-__WRIT__0000000001"}, d)
+
+	_, err = LeaseDriver{Leases: 1}.Decide(kids, -1)
 	assert.Error(t, err, "our node missing")
 	_, err = LeaseDriver{Leases: 1}.Decide(kids, 4)
 	assert.Error(t, err)

@@ -74,3 +74,31 @@ func (l *QueueLock) held(ctx context.Context) *holding {
 	}
 	return h
 }
+
+// HeldNode returns the lock node of the live lease of this lock that ctx
+// carries.
+func (l *QueueLock) HeldNode(ctx context.Context) (string, bool) {
+	if ctx == nil {
+		return "", false
+	}
+	if h := l.held(ctx); h != nil {
+		return h.node, true
+	}
+	return "", false
+}
+
+// AcquireAt takes this lock at once, without queueing, with a
+// non-sequential node that carries sequence seq: the read lock a writer
+// takes to downgrade (Curator since CURATOR-621), whose node sorts beside
+// the writer's so that no queued writer can slip in between. The caller
+// must hold what makes that safe (the write lock).
+func (l *QueueLock) AcquireAt(ctx context.Context, seq int64) (Lease, error) {
+	if err := CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	h, err := l.q.acquireAt(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	return newHandle(h), nil
+}

@@ -1,0 +1,65 @@
+package rwlock
+
+import (
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Node names: Curator's, then kazoo's (its WriteLock and ReadLock), writers
+// first so that a downgraded read node sorts right behind its writer.
+const (
+	WriteName = "__WRIT__"
+	ReadName  = "__READ__"
+	kazooW    = "__lock__"
+	kazooR    = "__rlock__"
+)
+
+// kinds orders the nodes of one read/write lock parent.
+var kinds = []string{WriteName, kazooW, ReadName, kazooR}
+
+// isReader: a node that only shares the lock. Anything else, including a
+// node of unknown kind, counts as a writer (the conservative choice).
+func isReader(c recipes.Child) bool { return c.Kind == ReadName || c.Kind == kazooR }
+
+// driver decides for one half of the lock. A writer owns the lock when it is
+// first of all nodes and watches its predecessor; a reader owns it when no
+// writer is ahead and watches only the nearest writer ahead.
+type driver struct{ write bool }
+
+// Decide implements recipes.Driver.
+func (d driver) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
+	if ours < 0 || ours >= len(kids) {
+		return recipes.Decision{}, fmt.Errorf("rwlock: our node is not among the %d children", len(kids))
+	}
+	if d.write {
+		if ours == 0 {
+			return recipes.Decision{Owns: true}, nil
+		}
+		dec := recipes.Decision{Watch: kids[ours-1].Name}
+		// Behind the head only, and only a reader: a writer at the head may
+		// downgrade, creating a read node beside itself, ahead of us.
+		dec.FastHandoff = ours == 1 && isReader(kids[0])
+		if ours >= 2 {
+			dec.Refresh = kids[ours-2].Name
+		}
+		return dec, nil
+	}
+	var writers []int
+	for i := range ours {
+		if !isReader(kids[i]) {
+			writers = append(writers, i)
+		}
+	}
+	if len(writers) == 0 {
+		return recipes.Decision{Owns: true}, nil
+	}
+	nearest := writers[len(writers)-1]
+	// With one writer ahead, its deletion leaves none: writers created later
+	// sort behind us, and a downgrade adds a reader, not a writer.
+	dec := recipes.Decision{Watch: kids[nearest].Name, FastHandoff: len(writers) == 1}
+	if len(writers) >= 2 {
+		dec.Refresh = kids[writers[len(writers)-2]].Name
+	}
+	return dec, nil
+}
