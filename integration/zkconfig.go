@@ -116,8 +116,8 @@ func zkMemberDir(in *zkInstall, root string, id int, ensemble []zkPorts) (*proce
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dznode.container.checkIntervalMs=1000",
 		"-Dzookeeper.jmx.log4j.disable=true",
-		"-Dzookeeper.log.dir=" + dir,
-		"-Dorg.slf4j.simpleLogger.logFile=" + zkLog,
+		"-Dzookeeper.log.dir="+dir,
+		"-Dorg.slf4j.simpleLogger.logFile="+zkLog,
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 	)
