@@ -96,7 +96,7 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, l.Release(ctxT(t)))
 
-			p.ResetAfter(t, createRequestSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil))
+			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", path))
 			result := make(chan error, 1)
 			var lease recipes.Lease
 			go func() {
@@ -126,17 +126,6 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 			assert.Empty(t, children(t, observer, path))
 		})
 	}
-}
-
-// createRequestSize is the size on the wire of a create request (with its
-// length prefix), the bytes ResetAfter lets through before cutting.
-func createRequestSize(path string, data []byte) int64 {
-	const world, anyone = len("world"), len("anyone")
-	n := 4 + 4 + 4 // length, xid, opcode
-	n += 4 + len(path) + 4 + len(data)
-	n += 4 + (4 + 4 + world + 4 + anyone) // one ACL
-	n += 4                                // flags
-	return int64(n)
 }
 
 func waitState(t *testing.T, states <-chan session.StateChange, want session.State) {

@@ -167,7 +167,7 @@ func (q *Queue) own(ctx context.Context, sess *session.Session, node string, tok
 	if err := ctx.Err(); err != nil {
 		return nil, fail(err)
 	}
-	return newHolding(ctx, q.Client, q.Owner, node, token, sess, nil), nil
+	return newHolding(ctx, q.Client, q.Owner, node, token, sess, false), nil
 }
 
 // create makes our protected ephemeral sequential node and returns it with

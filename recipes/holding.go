@@ -24,62 +24,41 @@ type holding struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	count    int  // leases not yet released
-	deleting bool // the node is being deleted by Release
-	stop     chan struct{}
-	gone     chan struct{} // closed when the watcher goroutine is done
+	// shared marks a node at a fixed path that another holder may create
+	// after ours is gone (the exclusive lock): it is deleted only after
+	// checking that it is still ours (same czxid).
+	shared bool
+
+	mu    sync.Mutex
+	count int // leases not yet released
+	stop  chan struct{}
+	gone  chan struct{} // closed when the watcher goroutine is done
 }
 
 // holdingKey finds, in a lease's context, the holding of one Locker.
 type holdingKey struct{ owner any }
 
-// newHolding starts watching a freshly acquired node: the session ending or
-// the node being deleted by anyone but Release ends the holding with a cause
-// that is ErrLockLost. base supplies the context values (not the
-// cancellation) of the Acquire call.
+// newHolding starts watching a freshly acquired node: when the session it
+// was taken under ends, the holding ends with a cause that is ErrLockLost.
+// base supplies the context values (not the cancellation) of the Acquire
+// call. shared: see holding.shared.
 func newHolding(base context.Context, c *session.Client, owner any, node string, token int64,
-	sess *session.Session, nodeEvents <-chan zk.Event) *holding {
-	h := &holding{client: c, owner: owner, node: node, token: token, sess: sess, count: 1,
+	sess *session.Session, shared bool) *holding {
+	h := &holding{client: c, owner: owner, node: node, token: token, sess: sess, shared: shared, count: 1,
 		stop: make(chan struct{}), gone: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
 	h.ctx = context.WithValue(ctx, holdingKey{owner}, h)
 	h.cancel = cancel
-	go h.watch(nodeEvents)
+	go h.watch()
 	return h
 }
 
-func (h *holding) watch(nodeEvents <-chan zk.Event) {
+func (h *holding) watch() {
 	defer close(h.gone)
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-h.sess.Done():
-			h.lose(fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, h.sess.Err()))
-			return
-		case ev, ok := <-nodeEvents:
-			if !ok {
-				nodeEvents = nil
-				continue
-			}
-			h.mu.Lock()
-			deleting := h.deleting
-			h.mu.Unlock()
-			switch {
-			case deleting:
-				nodeEvents = nil // our own delete
-			case ev.Type == zk.EventNodeDeleted:
-				h.lose(fmt.Errorf("%w: lock node %s was deleted", ErrLockLost, h.node))
-				return
-			case ev.Type == zk.EventNotWatching:
-				nodeEvents = nil // the session ended; sess.Done follows
-			default:
-				// Data changed (e.g. a revocation request): keep watching is
-				// not possible with a one-shot watch; session loss is still seen.
-				nodeEvents = nil
-			}
-		}
+	select {
+	case <-h.stop:
+	case <-h.sess.Done():
+		h.lose(fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, h.sess.Err()))
 	}
 }
 
@@ -87,7 +66,32 @@ func (h *holding) watch(nodeEvents <-chan zk.Event) {
 // removes the node in the background if the session may still hold it.
 func (h *holding) lose(cause error) {
 	h.cancel(cause)
-	cleanupInBackground(h.client, h.node, h.sess.ID(), nil)
+	inBackground(h.client, h.node, h.remove, nil)
+}
+
+// remove deletes the holding's node; see deleteNode. A node at a shared
+// path is deleted only while it is still ours.
+func (h *holding) remove(ctx context.Context) error {
+	if !h.shared {
+		return deleteNode(ctx, h.client, h.node, h.sess.ID())
+	}
+	_, st, err := h.client.Get(ctx, h.node)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil
+	case err != nil:
+		if errors.Is(err, session.ErrClosed) || !sessionMayLive(h.client, h.sess.ID()) {
+			return nil
+		}
+		return err
+	case st.Czxid != h.token || st.EphemeralOwner != h.sess.ID():
+		return nil // not ours any more: never delete another holder's node
+	}
+	err = h.client.Delete(ctx, h.node, st.Version)
+	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return nil
+	}
+	return err
 }
 
 // reenter adds a lease to a live holding.
@@ -108,9 +112,6 @@ func (h *holding) release(ctx context.Context) error {
 	h.mu.Lock()
 	h.count--
 	last := h.count == 0
-	if last {
-		h.deleting = true
-	}
 	h.mu.Unlock()
 	if !last {
 		return nil
@@ -121,10 +122,10 @@ func (h *holding) release(ctx context.Context) error {
 		h.finish(ErrReleased)
 		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
 	}
-	err := deleteNode(ctx, h.client, h.node, h.sess.ID())
+	err := h.remove(ctx)
 	if err != nil {
 		done := make(chan struct{})
-		cleanupInBackground(h.client, h.node, h.sess.ID(), done)
+		inBackground(h.client, h.node, h.remove, done)
 		go func() {
 			<-done
 			h.finish(ErrReleased)

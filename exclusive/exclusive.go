@@ -1,0 +1,84 @@
+// Package exclusive is the simple exclusive lock, the seed recipe of
+// ZooKeeper's documentation: whoever creates the ephemeral node
+// "<path>/lock" holds the lock; every other contender watches the children
+// of <path> and tries again when they change; release deletes the node.
+//
+// # When to choose it
+//
+// It is one node and one watch, easy to reason about and to inspect, and it
+// is cheap when contention is rare. It is not fair (no queue: whoever
+// re-creates the node first wins), and every release wakes every waiter,
+// which then all try to create the node: the herd effect. With more than a
+// handful of waiters, or when fairness matters, use mutex.Mutex, whose
+// waiters each watch only their predecessor (docs/benchmarks.md has the
+// numbers). It is not wire-compatible with any Curator recipe, and it is not
+// reentrant.
+//
+// # Session loss
+//
+// A lease's context is cancelled, with a cause that is recipes.ErrLockLost,
+// as soon as its session can no longer be trusted (under the session's
+// default policy, at suspension). It is NOT safe to assume the lock is held
+// until Release. After a lost create reply the node is taken as ours only
+// if its ephemeral owner is our session, and a node is deleted only while
+// its czxid is still the one we created: the lock never deletes another
+// holder's node.
+package exclusive
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// NodeName is the name of the lock node under the lock path.
+const NodeName = "lock"
+
+// Lock is the exclusive lock at one path.
+type Lock struct {
+	n recipes.NodeLock
+}
+
+var _ recipes.Locker = (*Lock)(nil)
+
+// Option configures New.
+type Option func(*Lock)
+
+// WithData stores data in the lock node. Default: none.
+func WithData(data []byte) Option { return func(l *Lock) { l.n.Data = data } }
+
+// New returns the lock at path (the lock node is path + "/lock"). No I/O is
+// done.
+func New(c *session.Client, path string, opts ...Option) (*Lock, error) {
+	if c == nil {
+		return nil, fmt.Errorf("exclusive: %w: nil session client", recipes.ErrInvalidArgument)
+	}
+	if err := session.ValidatePath(path); err != nil {
+		return nil, fmt.Errorf("exclusive: %w: %w", recipes.ErrInvalidArgument, err)
+	}
+	if path == "/" {
+		return nil, fmt.Errorf("exclusive: %w: lock path cannot be the root", recipes.ErrInvalidArgument)
+	}
+	l := &Lock{n: recipes.NodeLock{Client: c, Path: path, Name: NodeName}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("exclusive: %w: nil Option", recipes.ErrInvalidArgument)
+		}
+		o(l)
+	}
+	return l, nil
+}
+
+// Path is the lock path.
+func (l *Lock) Path() string { return l.n.Path }
+
+// Acquire waits until this process creates the lock node, ctx ends (an
+// error that is recipes.ErrNotAcquired and ctx's error; nothing is left on
+// the server) or the client is closed. The token is the node's czxid.
+func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.n.Acquire(ctx, false) }
+
+// TryAcquire creates the lock node if it does not exist, and otherwise fails
+// at once with recipes.ErrLocked.
+func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.n.Acquire(ctx, true) }

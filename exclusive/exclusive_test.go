@@ -1,0 +1,151 @@
+package exclusive_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/exclusive"
+	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+func newLock(t testing.TB, c *session.Client, path string) *exclusive.Lock {
+	t.Helper()
+	l, err := exclusive.New(c, path)
+	require.NoError(t, err)
+	return l
+}
+
+func TestExclusiveContract(t *testing.T) {
+	servers := sharedServers(t)
+	observer := connect(t, servers)
+	var mu sync.Mutex
+	proxies := map[int64]*integration.Proxy{}
+	locktest.Run(t, locktest.Backend{
+		New: func(t *testing.T, name string) recipes.Locker {
+			p := integration.NewProxy(t, servers[0])
+			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
+			s, err := c.Session(ctxT(t))
+			require.NoError(t, err)
+			mu.Lock()
+			proxies[s.ID()] = p
+			mu.Unlock()
+			return newLock(t, c, "/locktest/"+name)
+		},
+		Lose: func(t *testing.T, name string, lease recipes.Lease) {
+			mu.Lock()
+			p := proxies[lease.(recipes.NodeLease).Session().ID()]
+			mu.Unlock()
+			require.NotNil(t, p)
+			p.Blackhole(t)
+		},
+		Leftovers: func(t *testing.T, name string) []string {
+			kids, _, err := observer.Children(ctxT(t), "/locktest/"+name)
+			if err != nil {
+				return nil
+			}
+			return kids
+		},
+	})
+}
+
+// The connection is cut right after the create request: the lock finds its
+// node by its owner and holds it, or creates it again; no orphan, no
+// deadlock.
+func TestConnectionLossDuringCreate(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	observer := connect(t, z.Servers())
+	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
+		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
+			p := integration.NewProxy(t, z.Servers()[0])
+			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
+			states, err := c.Subscribe(ctxT(t))
+			require.NoError(t, err)
+			path := fmt.Sprintf("/exclusive/cut-%d", policy)
+			l := newLock(t, c, path)
+			warm, err := l.Acquire(ctxT(t)) // the parent exists from now on
+			require.NoError(t, err)
+			require.NoError(t, warm.Release(ctxT(t)))
+
+			// Cut right after the whole create (a multi) reached the server:
+			// the server creates the node, its reply is lost.
+			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock", path))
+			result := make(chan error, 1)
+			var lease recipes.Lease
+			go func() {
+				var err error
+				lease, err = l.Acquire(ctxT(t))
+				result <- err
+			}()
+			for ch := range states {
+				if ch.State == session.Suspended {
+					break
+				}
+			}
+			p.Restore(t)
+			select {
+			case err := <-result:
+				require.NoError(t, err)
+			case <-time.After(waitLimit):
+				t.Fatal("Acquire never returned")
+			}
+			_, st, err := observer.Get(ctxT(t), path+"/lock")
+			require.NoError(t, err)
+			s, err := c.Session(ctxT(t))
+			require.NoError(t, err)
+			assert.Equal(t, s.ID(), st.EphemeralOwner, "the lock node is ours")
+			assert.Equal(t, st.Czxid, lease.Token())
+			require.NoError(t, lease.Release(ctxT(t)))
+			other, err := newLock(t, observer, path).TryAcquire(ctxT(t))
+			require.NoError(t, err, "no orphan node blocks the next holder")
+			require.NoError(t, other.Release(ctxT(t)))
+		})
+	}
+}
+
+// Release never deletes a node it does not own.
+func TestReleaseKeepsAnotherHoldersNode(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := ctxT(t)
+	a := connect(t, servers)
+	b := connect(t, servers)
+	const path = "/exclusive/foreign"
+	lease, err := newLock(t, a, path).Acquire(ctx)
+	require.NoError(t, err)
+	// Someone deletes our node (an operator) and another holder takes it.
+	require.NoError(t, b.Delete(ctx, path+"/lock", -1))
+	theirs, err := newLock(t, b, path).TryAcquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, lease.Release(ctx))
+	ok, st, err := b.Exists(ctx, path+"/lock")
+	require.NoError(t, err)
+	require.True(t, ok, "our Release deleted the other holder's node")
+	assert.Equal(t, theirs.Token(), st.Czxid)
+	require.NoError(t, theirs.Release(ctx))
+}
+
+func TestCancelledWaiterLeavesNothing(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := ctxT(t)
+	const path = "/exclusive/cancel"
+	holder, err := newLock(t, connect(t, servers), path).Acquire(ctx)
+	require.NoError(t, err)
+	observer := connect(t, servers)
+	for range 5 {
+		c := connect(t, servers)
+		wctx, cancel := ctxWithTimeout(100 * time.Millisecond)
+		_, err := newLock(t, c, path).Acquire(wctx)
+		cancel()
+		assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+	}
+	kids, _, err := observer.Children(ctx, path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"lock"}, kids)
+	require.NoError(t, holder.Release(ctx))
+}

@@ -1,0 +1,176 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// NodeLock is the simplest exclusive lock: whoever creates the ephemeral
+// node Path/Name holds the lock; everyone else watches the children of Path
+// and tries again when they change. No queue, so no fairness, and every
+// waiter wakes at every change (the herd effect). It shares the engine's
+// leases, clean-up and loss signal; the exclusive package wraps it.
+type NodeLock struct {
+	Client *session.Client
+	Path   string // the parent, watched by waiters
+	Name   string // the lock node's name
+	Data   []byte
+}
+
+func (l *NodeLock) node() string { return session.JoinPath(l.Path, l.Name) }
+
+// Acquire waits for the lock (try: fails at once with ErrLocked).
+func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
+	if err := CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	for {
+		sess, err := l.Client.Session(ctx)
+		if err != nil {
+			return nil, l.notAcquired(ctx, err)
+		}
+		h, err := l.attempt(ctx, sess, try)
+		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return newHandle(h), nil
+	}
+}
+
+func (l *NodeLock) notAcquired(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return NotAcquired(ctx)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, l.node(), err)
+}
+
+// attempt tries to create the node, waiting on the parent's children
+// between tries, under one session.
+func (l *NodeLock) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
+	octx, cancel := opCtx(ctx, sess)
+	defer cancel()
+	fail := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return NotAcquired(ctx)
+		case sess.Err() != nil:
+			return errSessionEnded
+		default:
+			return l.notAcquired(ctx, err)
+		}
+	}
+	for {
+		token, err := l.create(ctx, sess)
+		if err == nil {
+			return newHolding(ctx, l.Client, l, l.node(), token, sess, true), nil
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return nil, fail(err)
+		}
+		if try {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, l.node())
+		}
+		kids, _, ev, err := l.Client.ChildrenW(octx, l.Path)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if !contains(kids, l.Name) {
+			continue // released meanwhile
+		}
+		select {
+		case <-ev:
+		case <-octx.Done():
+			return nil, fail(context.Cause(octx))
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// create makes the lock node and returns its czxid; zk.ErrNodeExists when
+// someone else holds it. The create runs on its own so that it cannot be
+// abandoned half-way: if ctx or the session ends first, a node it made is
+// removed in the background. After a lost reply, the node is ours only if
+// its ephemeral owner is our session.
+func (l *NodeLock) create(ctx context.Context, sess *session.Session) (int64, error) {
+	res := make(chan created, 1)
+	go func() {
+		for {
+			node, czxid, err := l.Client.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
+			if !session.IsRetryable(err) || sess.Err() != nil {
+				res <- created{node, czxid, err}
+				return
+			}
+			r := l.findOurs(sess)
+			if r.err != nil || r.node != "" {
+				res <- r
+				return
+			}
+		}
+	}()
+	settle := func(r created) {
+		if r.err == nil || !definitelyNotCreated(r.err) {
+			inBackground(l.Client, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID()) }, nil)
+		}
+	}
+	select {
+	case r := <-res:
+		if r.err != nil && !errors.Is(r.err, zk.ErrNodeExists) {
+			settle(r)
+			if sess.Err() != nil {
+				return 0, errSessionEnded
+			}
+		}
+		return r.czxid, r.err
+	case <-sess.Done():
+		go func() { settle(<-res) }()
+		return 0, errSessionEnded
+	case <-ctx.Done():
+		go func() { settle(<-res) }()
+		return 0, NotAcquired(ctx)
+	}
+}
+
+// findOurs reads the lock node after a lost create reply.
+func (l *NodeLock) findOurs(sess *session.Session) created {
+	_, st, err := l.Client.Get(sess.Context(), l.node())
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return created{} // not created: try again
+	case err != nil:
+		return created{err: err}
+	case st.EphemeralOwner == sess.ID():
+		return created{node: l.node(), czxid: st.Czxid}
+	default:
+		return created{err: zk.ErrNodeExists}
+	}
+}
+
+// deleteIfOurs removes the lock node only when session sessID owns it.
+func (l *NodeLock) deleteIfOurs(ctx context.Context, sessID int64) error {
+	_, st, err := l.Client.Get(ctx, l.node())
+	if errors.Is(err, zk.ErrNoNode) || (err == nil && st.EphemeralOwner != sessID) {
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, session.ErrClosed) || !sessionMayLive(l.Client, sessID) {
+			return nil
+		}
+		return err
+	}
+	return deleteNode(ctx, l.Client, l.node(), sessID)
+}
