@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -123,22 +124,33 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		if try {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.Path)
 		}
+		// Both watches in flight at once: one round trip, not two.
+		var (
+			refresh <-chan zk.Event
+			rerr    error
+			setup   sync.WaitGroup
+		)
+		if _, ok := watches[d.Refresh]; d.Refresh != "" && !ok {
+			setup.Go(func() {
+				_, _, refresh, rerr = q.Client.GetW(octx, session.JoinPath(q.Path, d.Refresh))
+			})
+		}
 		ev, err := watch(d.Watch)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // gone already: list again
-		}
-		if err != nil {
-			return nil, fail(err)
-		}
-		var refresh <-chan zk.Event
+		setup.Wait()
 		if d.Refresh != "" {
-			refresh, err = watch(d.Refresh)
-			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return nil, fail(err)
+			if ch, ok := watches[d.Refresh]; ok {
+				refresh = ch
+			} else if rerr == nil {
+				watches[d.Refresh] = refresh
 			}
-			if err != nil {
-				continue // gone already: list again
+		}
+		for _, e := range []error{err, rerr} {
+			if e != nil && !errors.Is(e, zk.ErrNoNode) {
+				return nil, fail(e)
 			}
+		}
+		if err != nil || rerr != nil {
+			continue // gone already: list again
 		}
 		select {
 		case e := <-ev:

@@ -1,0 +1,59 @@
+package exclusive_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// BenchmarkHerd measures what the herd costs: waiters, each on its own
+// session, contend for the exclusive lock and for the mutex, in one run.
+// requests/acq grows with the waiters for the exclusive lock (every release
+// wakes every waiter, which lists the children and tries to create the
+// node) and stays flat for the mutex; handoff-µs is the median time from a
+// release to the next acquisition.
+func BenchmarkHerd(b *testing.B) {
+	servers := sharedServers(b)
+	ctx := context.Background()
+	for _, n := range []int{4, 16, 64} {
+		for _, impl := range []string{"exclusive", "mutex"} {
+			b.Run(fmt.Sprintf("waiters=%d/impl=%s", n, impl), func(b *testing.B) {
+				path := fmt.Sprintf("/bench/herd-%s-%d", impl, n)
+				locks := make([]func(func()) error, n)
+				for i := range locks {
+					c := connect(b, servers)
+					var l recipes.Locker
+					var err error
+					if impl == "exclusive" {
+						l, err = newLockE(c, path)
+					} else {
+						l, err = mutex.New(c, path)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					locks[i] = func(held func()) error {
+						lease, err := l.Acquire(ctx)
+						if err != nil {
+							return err
+						}
+						held()
+						return lease.Release(ctx)
+					}
+				}
+				b.ResetTimer()
+				res, err := lockbench.Contend(servers[0], locks, b.N)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(res.PerSecond(), "acq/s")
+				b.ReportMetric(res.RequestsPerAcq(), "requests/acq")
+				b.ReportMetric(float64(lockbench.Median(res.Handoffs).Microseconds()), "handoff-µs")
+			})
+		}
+	}
+}

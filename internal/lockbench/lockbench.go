@@ -1,0 +1,130 @@
+// Package lockbench holds what the lock benchmarks of several packages
+// share: running contenders, reading the server's request counter, and
+// comparing implementations side by side. It is test support, not API.
+package lockbench
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/integration"
+)
+
+// LockFunc takes a lock and gives it back once.
+type LockFunc func() error
+
+// Result of one contention run.
+type Result struct {
+	Acquisitions int
+	Elapsed      time.Duration
+	Requests     int64           // server requests during the run (mntr zk_packets_received)
+	Handoffs     []time.Duration // from one release to the next acquisition
+}
+
+// PerSecond is the acquisitions per second.
+func (r Result) PerSecond() float64 { return float64(r.Acquisitions) / r.Elapsed.Seconds() }
+
+// RequestsPerAcq is the server requests per acquisition.
+func (r Result) RequestsPerAcq() float64 { return float64(r.Requests) / float64(r.Acquisitions) }
+
+// Contend makes n acquisitions with all locks contending (one goroutine
+// each), counting the requests server received meanwhile.
+func Contend(server string, locks []func(held func()) error, n int) (Result, error) {
+	before, err := Packets(server)
+	if err != nil {
+		return Result{}, err
+	}
+	var (
+		next        atomic.Int64
+		lastRelease atomic.Int64 // unix nanos of the latest release
+		mu          sync.Mutex
+		handoffs    []time.Duration
+		wg          sync.WaitGroup
+	)
+	errs := make(chan error, len(locks))
+	start := time.Now()
+	for _, lock := range locks {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				err := lock(func() {
+					if last := lastRelease.Load(); last != 0 {
+						d := time.Since(time.Unix(0, last))
+						mu.Lock()
+						handoffs = append(handoffs, d)
+						mu.Unlock()
+					}
+				})
+				lastRelease.Store(time.Now().UnixNano())
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return Result{}, err
+	}
+	after, err := Packets(server)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Acquisitions: n, Elapsed: elapsed, Requests: after - before, Handoffs: handoffs}, nil
+}
+
+// Packets reads the server's count of received packets.
+func Packets(server string) (int64, error) {
+	m, err := integration.Mntr(server)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(m["zk_packets_received"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("mntr zk_packets_received %q: %w", m["zk_packets_received"], err)
+	}
+	return n, nil
+}
+
+// Median of xs (0 for none).
+func Median[T int64 | float64 | time.Duration](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// SideBySide alternates the implementations round by round in one run, so
+// that the machine's noise hits them alike, and reports each one's median
+// microseconds per operation and its ratio to the first (the baseline).
+func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err error)) {
+	b.Helper()
+	perOp := make([][]float64, len(names))
+	for b.Loop() {
+		for i := range names {
+			start := time.Now()
+			ops, err := round(i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			perOp[i] = append(perOp[i], time.Since(start).Seconds()/float64(ops))
+		}
+	}
+	base := Median(perOp[0])
+	for i, name := range names {
+		m := Median(perOp[i])
+		b.ReportMetric(m*1e6, name+"-µs/op")
+		if i > 0 {
+			b.ReportMetric(m/base, name+"/"+names[0])
+		}
+	}
+}
