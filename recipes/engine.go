@@ -85,6 +85,12 @@ func opCtx(ctx context.Context, sess *session.Session) (context.Context, context
 func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, token int64, try bool) (*holding, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
+	// Requests honour ctx; when nothing can cancel ctx, they run on this
+	// goroutine (no hop) and the session is checked before owning.
+	rctx := octx
+	if ctx.Done() == nil {
+		rctx = context.Background()
+	}
 	fail := func(err error) error {
 		switch {
 		case ctx.Err() != nil:
@@ -101,7 +107,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		if ch, ok := watches[n]; ok {
 			return ch, nil
 		}
-		_, _, ch, err := q.Client.GetW(octx, session.JoinPath(q.Path, n))
+		_, _, ch, err := q.Client.GetW(rctx, session.JoinPath(q.Path, n))
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +115,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		return ch, nil
 	}
 	for {
-		names, _, err := q.Client.Children(octx, q.Path)
+		names, _, err := q.Client.Children(rctx, q.Path)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -132,7 +138,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		)
 		if _, ok := watches[d.Refresh]; d.Refresh != "" && !ok {
 			setup.Go(func() {
-				_, _, refresh, rerr = q.Client.GetW(octx, session.JoinPath(q.Path, d.Refresh))
+				_, _, refresh, rerr = q.Client.GetW(rctx, session.JoinPath(q.Path, d.Refresh))
 			})
 		}
 		ev, err := watch(d.Watch)
@@ -188,8 +194,6 @@ func (q *Queue) own(ctx context.Context, sess *session.Session, node string, tok
 // session ends first, the node it makes is removed in the background.
 func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int64, error) {
 	prefix := ProtectedPrefix + uuid.NewString() + "-"
-	res := make(chan created, 1)
-	go func() { res <- q.createProtected(sess, prefix) }()
 	settle := func(r created) {
 		switch {
 		case r.err == nil:
@@ -199,16 +203,25 @@ func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int6
 			cleanupProtectedInBackground(q.Client, q.Path, prefix, sess.ID())
 		}
 	}
+	finish := func(r created) (string, int64, error) {
+		if r.err == nil && sess.Err() == nil {
+			return r.node, r.czxid, nil
+		}
+		settle(r)
+		if sess.Err() != nil {
+			return "", 0, errSessionEnded
+		}
+		return "", 0, q.notAcquired(ctx, r.err)
+	}
+	if ctx.Done() == nil {
+		// Nothing can cancel the wait: create on this goroutine (no hop).
+		return finish(q.createProtected(sess, prefix))
+	}
+	res := make(chan created, 1)
+	go func() { res <- q.createProtected(sess, prefix) }()
 	select {
 	case r := <-res:
-		if r.err != nil {
-			settle(r)
-			if sess.Err() != nil {
-				return "", 0, errSessionEnded
-			}
-			return "", 0, q.notAcquired(ctx, r.err)
-		}
-		return r.node, r.czxid, nil
+		return finish(r)
 	case <-sess.Done():
 		go func() { settle(<-res) }()
 		return "", 0, errSessionEnded

@@ -30,36 +30,28 @@ type holding struct {
 	shared bool
 
 	mu    sync.Mutex
-	count int // leases not yet released
-	stop  chan struct{}
-	gone  chan struct{} // closed when the watcher goroutine is done
+	count int         // leases not yet released
+	stop  func() bool // stops watching the session
 }
 
 // holdingKey finds, in a lease's context, the holding of one Locker.
 type holdingKey struct{ owner any }
 
-// newHolding starts watching a freshly acquired node: when the session it
-// was taken under ends, the holding ends with a cause that is ErrLockLost.
+// newHolding starts watching a freshly acquired node (no goroutine: a
+// callback on the session's context): when the session it was taken under
+// ends, the holding ends with a cause that is ErrLockLost.
 // base supplies the context values (not the cancellation) of the Acquire
 // call. shared: see holding.shared.
 func newHolding(base context.Context, c *session.Client, owner any, node string, token int64,
 	sess *session.Session, shared bool) *holding {
-	h := &holding{client: c, owner: owner, node: node, token: token, sess: sess, shared: shared, count: 1,
-		stop: make(chan struct{}), gone: make(chan struct{})}
+	h := &holding{client: c, owner: owner, node: node, token: token, sess: sess, shared: shared, count: 1}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
 	h.ctx = context.WithValue(ctx, holdingKey{owner}, h)
 	h.cancel = cancel
-	go h.watch()
+	h.stop = context.AfterFunc(sess.Context(), func() {
+		h.lose(fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, sess.Err()))
+	})
 	return h
-}
-
-func (h *holding) watch() {
-	defer close(h.gone)
-	select {
-	case <-h.stop:
-	case <-h.sess.Done():
-		h.lose(fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, h.sess.Err()))
-	}
 }
 
 // lose ends the holding because the lock can no longer be trusted, and
@@ -137,9 +129,8 @@ func (h *holding) release(ctx context.Context) error {
 }
 
 func (h *holding) finish(cause error) {
+	h.stop()
 	h.cancel(cause)
-	close(h.stop)
-	<-h.gone
 }
 
 // handle is one Lease on a holding. Its context is a child of the
