@@ -122,7 +122,7 @@ func TestReleaseKeepsAnotherHoldersNode(t *testing.T) {
 	require.NoError(t, b.Delete(ctx, path+"/lock", -1))
 	theirs, err := newLock(t, b, path).TryAcquire(ctx)
 	require.NoError(t, err)
-	require.NoError(t, lease.Release(ctx))
+	assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost, "Release reports that the lock was broken")
 	ok, st, err := b.Exists(ctx, path+"/lock")
 	require.NoError(t, err)
 	require.True(t, ok, "our Release deleted the other holder's node")

@@ -184,3 +184,20 @@ func TestErrorsAreSentinels(t *testing.T) {
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	assert.False(t, errors.Is(err, recipes.ErrLocked))
 }
+
+// An operator deletes the holder's node (breaking the lock): the next
+// contender gets the lock, and the old holder's Release says the lock was
+// lost rather than returning nil.
+func TestNodeDeletedUnderHolder(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := ctxT(t)
+	const path = "/faults/deleted"
+	holder, err := newMutex(t, connect(t, servers), path).Acquire(ctx)
+	require.NoError(t, err)
+	operator := connect(t, servers)
+	require.NoError(t, operator.Delete(ctx, holder.(recipes.NodeLease).Node(), -1))
+	next, err := newMutex(t, connect(t, servers), path).TryAcquire(ctx)
+	require.NoError(t, err)
+	assert.ErrorIs(t, holder.Release(ctx), recipes.ErrLockLost)
+	require.NoError(t, next.Release(ctx))
+}

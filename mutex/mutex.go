@@ -10,8 +10,9 @@
 //
 // A lease's context is cancelled, with a cause that is recipes.ErrLockLost,
 // as soon as the session it was taken under can no longer be trusted (under
-// the session's default policy, as soon as the connection is suspended) or
-// its node is deleted. It is NOT safe to assume the lock is held until
+// the session's default policy, as soon as the connection is suspended).
+// The lock node itself is not watched (as in Curator): if someone deletes it,
+// Release reports recipes.ErrLockLost. It is NOT safe to assume the lock is held until
 // Release: do the work with lease.Context(), and fence writes with
 // lease.Token() (session.FencedResource) or recipes.GuardedMulti. A waiter
 // whose session ends keeps waiting with the next session.

@@ -10,7 +10,9 @@ import (
 type Locker interface {
 	// Acquire waits until the lock is held, ctx is done, or an error occurs.
 	// When ctx ends first it returns an error that is both ErrNotAcquired and
-	// ctx's error, after removing anything it created on the server.
+	// ctx's error, and what it created on the server is removed: at once, or
+	// in the background while the connection is down (until the session
+	// that owns it ends).
 	Acquire(ctx context.Context) (Lease, error)
 	// TryAcquire takes the lock if it is free now; if another holder has it,
 	// it returns an error that is ErrLocked (and ErrNotAcquired) at once.
@@ -20,8 +22,10 @@ type Locker interface {
 // Lease is one holding of a lock. A Lease may be released from any goroutine.
 type Lease interface {
 	// Context is cancelled when the lease ends for any reason: Release, or the
-	// lock can no longer be trusted (session lost or suspended, TTL lapsed,
-	// lock node deleted). context.Cause gives the reason, as Err does.
+	// lock can no longer be trusted (session lost or suspended, TTL lapsed).
+	// context.Cause gives the reason, as Err does. A ZooKeeper lock node
+	// deleted by a third party (an operator breaking the lock) is not
+	// watched for: Release reports it as ErrLockLost.
 	Context() context.Context
 	// Done is Context().Done().
 	Done() <-chan struct{}
@@ -33,9 +37,10 @@ type Lease interface {
 	Token() int64
 	// Release gives up the lock. It returns ErrNotHeld when the lease was
 	// already released, and an error that is ErrLockLost when the lock had
-	// been lost before Release (the work done under it may not have been
-	// exclusive); in both cases nothing of the lease is left on the server
-	// once Release returns nil or the session that owned it has ended.
+	// been lost before Release, or its node was found already deleted (the
+	// work done under it may not have been exclusive). Nothing of the lease
+	// is left on the server once Release returns, or, when the connection is
+	// down, once the background clean-up succeeds or the session ends.
 	Release(ctx context.Context) error
 }
 

@@ -11,7 +11,7 @@
 //
 // A Lease is one holding of the lock. Its Context is cancelled as soon as the
 // lock is released or can no longer be trusted — the session it was taken
-// under was lost or suspended, a TTL lapsed, its node was deleted — and
+// under was lost or suspended, a TTL lapsed — and
 // context.Cause of that context (and Lease.Err) says which. Code doing work
 // under a lock should do that work with the lease's context, so that it stops
 // when the lock is gone: it is NOT safe to assume the lock is still held just

@@ -68,7 +68,17 @@ func (q *Queue) attempt(ctx context.Context, sess *session.Session, try bool) (*
 		return nil, err
 	}
 	h, err := q.wait(ctx, sess, node, token, try)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrLocked):
+		// A refused TryAcquire leaves nothing behind when it returns: a
+		// lingering node could keep others out.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		derr := deleteNode(dctx, q.Client, node, sess.ID())
+		cancel()
+		if derr != nil {
+			cleanupInBackground(q.Client, node, sess.ID(), nil)
+		}
+	case err != nil:
 		cleanupInBackground(q.Client, node, sess.ID(), nil)
 	}
 	return h, err

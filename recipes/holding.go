@@ -58,32 +58,57 @@ func newHolding(base context.Context, c *session.Client, owner any, node string,
 // removes the node in the background if the session may still hold it.
 func (h *holding) lose(cause error) {
 	h.cancel(cause)
-	inBackground(h.client, h.node, h.remove, nil)
+	inBackground(h.client, h.node, h.removeQuietly, nil)
 }
 
-// remove deletes the holding's node; see deleteNode. A node at a shared
-// path is deleted only while it is still ours.
+// errNodeGone: the holding's node was already gone (or, at a shared path,
+// is another holder's) when we came to delete it.
+var errNodeGone = errors.New("lock node was deleted by someone else while held")
+
+// remove deletes the holding's node. It returns errNodeGone when the node
+// was not there to delete; nil once it is deleted or no longer matters (the
+// session ended). A node at a shared path is deleted only while it is still
+// ours.
 func (h *holding) remove(ctx context.Context) error {
-	if !h.shared {
-		return deleteNode(ctx, h.client, h.node, h.sess.ID())
-	}
-	_, st, err := h.client.Get(ctx, h.node)
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return nil
-	case err != nil:
-		if errors.Is(err, session.ErrClosed) || !sessionMayLive(h.client, h.sess.ID()) {
-			return nil
+	version := int32(-1)
+	if h.shared {
+		_, st, err := h.client.Get(ctx, h.node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return errNodeGone
+		case err != nil:
+			return h.unlessSessionEnded(err)
+		case st.Czxid != h.token || st.EphemeralOwner != h.sess.ID():
+			return errNodeGone // never delete another holder's node
 		}
-		return err
-	case st.Czxid != h.token || st.EphemeralOwner != h.sess.ID():
-		return nil // not ours any more: never delete another holder's node
+		version = st.Version
 	}
-	err = h.client.Delete(ctx, h.node, st.Version)
-	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+	err := h.client.Delete(ctx, h.node, version)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		return errNodeGone
+	}
+	return h.unlessSessionEnded(err)
+}
+
+// unlessSessionEnded drops err when the session that owned the node has
+// ended: its ephemeral nodes are gone or going.
+func (h *holding) unlessSessionEnded(err error) error {
+	if errors.Is(err, session.ErrClosed) || !sessionMayLive(h.client, h.sess.ID()) {
 		return nil
 	}
 	return err
+}
+
+// removeQuietly is remove for background clean-up: a node already gone is
+// done.
+func (h *holding) removeQuietly(ctx context.Context) error {
+	if err := h.remove(ctx); !errors.Is(err, errNodeGone) {
+		return err
+	}
+	return nil
 }
 
 // reenter adds a lease to a live holding.
@@ -115,9 +140,13 @@ func (h *holding) release(ctx context.Context) error {
 		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
 	}
 	err := h.remove(ctx)
+	if errors.Is(err, errNodeGone) {
+		h.finish(ErrReleased)
+		return fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, err)
+	}
 	if err != nil {
 		done := make(chan struct{})
-		inBackground(h.client, h.node, h.remove, done)
+		inBackground(h.client, h.node, h.removeQuietly, done)
 		go func() {
 			<-done
 			h.finish(ErrReleased)

@@ -10,11 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/rwlock"
-	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // readersWriters is a read/write oracle: a writer never overlaps a live
@@ -222,42 +219,3 @@ func TestBadInput(t *testing.T) {
 		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
 	}
 }
-
-// backend runs the contract suite on the write half (reference for the
-// contract tests; see contract_test.go).
-func backend(t *testing.T) locktest.Backend {
-	servers := sharedServers(t)
-	observer := connect(t, servers)
-	var mu sync.Mutex
-	proxies := map[int64]*integration.Proxy{}
-	return locktest.Backend{
-		New: func(t *testing.T, name string) recipes.Locker {
-			p := integration.NewProxy(t, servers[0])
-			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
-			s, err := c.Session(ctxT(t))
-			require.NoError(t, err)
-			mu.Lock()
-			proxies[s.ID()] = p
-			mu.Unlock()
-			return newRW(t, c, "/locktest/"+name).WriteLock()
-		},
-		Lose: func(t *testing.T, name string, lease recipes.Lease) {
-			nl := lease.(recipes.NodeLease)
-			mu.Lock()
-			p := proxies[nl.Session().ID()]
-			mu.Unlock()
-			require.NotNil(t, p, "no proxy for the lease's session")
-			p.Blackhole(t)
-		},
-		Leftovers: func(t *testing.T, name string) []string {
-			kids, _, err := observer.Children(ctxT(t), "/locktest/"+name)
-			if err != nil {
-				return nil
-			}
-			return kids
-		},
-		Reentrant: true,
-	}
-}
-
-func TestWriteLockContract(t *testing.T) { locktest.Run(t, backend(t)) }

@@ -31,6 +31,22 @@
 //   - WithLock: recipes.WithLock holds the lock while fn runs, and cancels
 //     fn's context with ErrLockLost when the lock is lost.
 //
+// # Shared locks
+//
+// The read half of a read/write lock is a Locker whose holders share the
+// lock. Its backend sets Backend.Shared and gives a Backend.Blocker, a
+// Locker on the same name that excludes the sharers (the write half). Each
+// scenario then checks the same property of the sharer, with a Blocker
+// wherever it needs the lock held by someone else: TryAcquire is refused
+// behind a Blocker and succeeds on a free or shared lock; a waiter behind a
+// Blocker is cancelled; a lost share lets a queued Blocker in with a higher
+// token; tokens increase across sharers and Blockers taking the lock in
+// turn; re-entry goes at once even with a Blocker queued, and goroutines
+// sharing one sharer hold it together; WithLock keeps a Blocker out.
+// MutualExclusion becomes a sharing check: sharers and a Blocker contend, a
+// Blocker holder must never meet a live lease of anyone else, and sharers
+// must be seen holding together at least once.
+//
 // Every scenario uses a lock name of its own, bounds every wait with a
 // timeout (30 seconds per scenario) so that a broken lock fails instead of
 // hanging, and never asserts that something was fast. When Backend.Leftovers

@@ -99,8 +99,12 @@ func contend(ctx context.Context, s *section, contender int, l recipes.Locker, r
 }
 
 // checkExclusion: Contenders Lockers on one lock, Rounds each, never two
-// live holders at once and no lost update.
+// live holders at once and no lost update. On a Shared backend it runs
+// checkSharing instead.
 func checkExclusion(ctx context.Context, t *testing.T, b Backend, name string) error {
+	if b.Shared {
+		return checkSharing(ctx, t, b, name)
+	}
 	lockers := make([]recipes.Locker, b.contenders())
 	for i := range lockers {
 		lockers[i] = b.New(t, name)
@@ -113,17 +117,34 @@ func checkExclusion(ctx context.Context, t *testing.T, b Backend, name string) e
 }
 
 // checkTokens: holders take the lock one after another, round after round;
-// each token is greater than every earlier one.
+// each token is greater than every earlier one. On a Shared backend a
+// Blocker takes the lock after each sharer, so that the tokens of sharers
+// and Blockers are ordered among each other.
 func checkTokens(ctx context.Context, t *testing.T, b Backend, name string) error {
-	lockers := make([]recipes.Locker, b.contenders())
-	for i := range lockers {
-		lockers[i] = b.New(t, name)
+	type holder struct {
+		who string
+		l   recipes.Locker
+	}
+	var holders []holder
+	var blocker recipes.Locker
+	if b.Shared {
+		blocker = b.Blocker(t, name)
+	}
+	for i := range b.contenders() {
+		who := fmt.Sprintf("contender %d", i)
+		if b.Shared {
+			who = fmt.Sprintf("sharer %d", i)
+		}
+		holders = append(holders, holder{who, b.New(t, name)})
+		if b.Shared {
+			holders = append(holders, holder{fmt.Sprintf("the Blocker after sharer %d", i), blocker})
+		}
 	}
 	var last int64
 	for round := range b.rounds() {
-		for i, l := range lockers {
-			op := fmt.Sprintf("contender %d, round %d", i, round)
-			lease, err := take(ctx, op+": Acquire", l.Acquire)
+		for i, h := range holders {
+			op := fmt.Sprintf("%s, round %d", h.who, round)
+			lease, err := take(ctx, op+": Acquire", h.l.Acquire)
 			if err != nil {
 				return err
 			}

@@ -205,6 +205,20 @@ func (a *attempt) wait(ctx context.Context, op string) (result, error) {
 	}
 }
 
+// peek returns the attempt's result if it has returned, without waiting.
+func (a *attempt) peek() (result, bool) {
+	if a.collected {
+		return result{}, false
+	}
+	select {
+	case r := <-a.done:
+		a.collected = true
+		return r, true
+	default:
+		return result{}, false
+	}
+}
+
 // settle waits, bounded, for an attempt whose result was not collected (the
 // caller must have ended its context) and releases what it took.
 func (a *attempt) settle(ctx context.Context) {

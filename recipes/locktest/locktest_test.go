@@ -126,3 +126,100 @@ func TestLockNamesAreUnique(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	assert.Regexp(t, `^excl-\d+$`, a)
 }
+
+// The suite passes on a correct shared lock (the read half of an in-memory
+// read/write lock, its write half as Blocker).
+func TestRunSharedInMemory(t *testing.T) {
+	Run(t, newMemServer(faults{}).sharedBackend())
+}
+
+// A Shared backend runs with only what is required, and with a single
+// contender the sharing check still has two sharers to overlap.
+func TestRunSharedMinimalBackend(t *testing.T) {
+	b := newMemServer(faults{}).sharedBackend()
+	b.Leftovers, b.Reentrant = nil, false
+	b.Contenders, b.Rounds = 1, 3
+	Run(t, b)
+}
+
+func TestBackendValidation(t *testing.T) {
+	good := newMemServer(faults{}).backend()
+	require.NoError(t, good.validate())
+	require.NoError(t, newMemServer(faults{}).sharedBackend().validate())
+
+	noBlocker := newMemServer(faults{}).sharedBackend()
+	noBlocker.Blocker = nil
+	assert.ErrorContains(t, noBlocker.validate(), "Blocker is required")
+
+	stray := newMemServer(faults{}).sharedBackend()
+	stray.Shared = false
+	assert.ErrorContains(t, stray.validate(), "Shared is not")
+
+	noNew := good
+	noNew.New = nil
+	assert.ErrorContains(t, noNew.validate(), "New is required")
+	noLose := good
+	noLose.Lose = nil
+	assert.ErrorContains(t, noLose.validate(), "Lose is required")
+	negative := good
+	negative.Rounds = -1
+	assert.ErrorContains(t, negative.validate(), "must not be negative")
+}
+
+// Each check fails on a shared lock broken in the way it is there to catch.
+func TestSharedChecksCatchBrokenLocks(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults faults
+		check  checkFunc
+		wait   time.Duration // bounds the check, as in TestChecksCatchBrokenLocks
+		want   string        // in the error
+	}{
+		// Sharers that exclude each other.
+		{"sharers never overlap", faults{readersExclude: true}, checkExclusion, scenarioTimeout, "never held the lock at the same time"},
+		{"TryAcquire refused on a shared lock", faults{readersExclude: true}, checkTryAcquire, scenarioTimeout,
+			"TryAcquire by a sharer on a lock another sharer holds"},
+		{"goroutines sharing a sharer exclude each other", faults{readersExclude: true}, checkReentrant, time.Second,
+			"did not hold it together"},
+		// A Blocker that does not exclude sharers.
+		{"Blocker overlaps sharers", faults{writerShares: true}, checkExclusion, scenarioTimeout, "held it with a live lease"},
+		{"TryAcquire past a Blocker", faults{writerShares: true}, checkTryAcquire, scenarioTimeout,
+			"TryAcquire #1 by a sharer on a lock a Blocker holds took the lock"},
+		{"waiter never waits behind a Blocker", faults{writerShares: true}, checkCancelWhileWaiting, scenarioTimeout, "took the lock"},
+		{"WithLock lets a Blocker in", faults{writerShares: true}, checkWithLock, scenarioTimeout,
+			"TryAcquire by a Blocker while fn runs took the lock"},
+		{"Blocker in past a re-entered sharer", faults{writerShares: true}, checkReentrant, scenarioTimeout,
+			"TryAcquire by a Blocker while re-entered took the lock"},
+		// Other breakages, seen through a sharer.
+		{"re-entry waits behind a queued Blocker", faults{noReadReentry: true}, checkReentrant, time.Second,
+			"Acquire(lease.Context()) on the holding Locker did not return"},
+		{"tokens do not increase", faults{staticToken: true}, checkTokens, scenarioTimeout, "the Blocker after sharer 0, round 0"},
+		{"token not above the lost sharer's", faults{staticToken: true}, checkLoss, scenarioTimeout, "not above the lost lease's token"},
+		{"share kept after loss", faults{keepLeaseOnLoss: true}, checkLoss, 300 * time.Millisecond, "Done channel did not close"},
+		{"waiter ignores its context", faults{ignoreCancel: true}, checkCancelWhileWaiting, time.Second, "did not return before the wait ended"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), tt.wait)
+			defer cancel()
+			err := tt.check(ctx, t, newMemServer(tt.faults).sharedBackend(), "broken")
+			require.Error(t, err)
+			t.Log(err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// Each check passes on the correct shared lock when called alone, and
+// leaves nothing behind.
+func TestSharedChecksPassAlone(t *testing.T) {
+	for _, s := range scenarios {
+		t.Run(s.title, func(t *testing.T) {
+			b := newMemServer(faults{}).sharedBackend()
+			ctx, cancel := context.WithTimeout(t.Context(), scenarioTimeout)
+			defer cancel()
+			require.NoError(t, s.check(ctx, t, b, "alone"))
+			assert.Empty(t, b.Leftovers(t, "alone"))
+		})
+	}
+}

@@ -14,6 +14,8 @@ import (
 // with a higher token. It does not check that the new holder came in only
 // after the old lease ended: a real fault (a deleted node, an expired
 // session) may reach the next holder first, which is what tokens are for.
+// On a Shared backend the lost holder is a sharer and the queued contender
+// a Blocker, which only the loss can let in.
 func checkLoss(ctx context.Context, t *testing.T, b Backend, name string) error {
 	var held holdings
 	var queued *attempt
@@ -25,7 +27,7 @@ func checkLoss(ctx context.Context, t *testing.T, b Backend, name string) error 
 			queued.settle(ctx)
 		}
 	}()
-	holder, waiter := b.New(t, name), b.New(t, name)
+	holder, waiter := b.New(t, name), b.excluder(t, name)
 
 	lease, err := take(ctx, "holder's Acquire", holder.Acquire)
 	if err != nil {

@@ -11,7 +11,11 @@ import (
 
 // memServer is an in-memory lock server: a correct, reentrant Locker for the
 // suite to run against, and, with faults set, broken ones that its checks
-// must catch. It starts no goroutines.
+// must catch. Its locks are read/write locks: the Lockers of backend are
+// exclusive (writers), those of sharedBackend are the read half, with the
+// writers as Blockers; waiting writers keep new readers out (writer
+// preference, as a queue of readers and writers does). It starts no
+// goroutines.
 type memServer struct {
 	faults faults
 
@@ -29,12 +33,21 @@ type faults struct {
 	leakWaiters        bool // a waiter whose context ends stays registered
 	ignoreCancel       bool // a waiter waits for the lock whatever its context
 	keepLeaseOnRelease bool // Release frees the lock but leaves the lease live
+
+	// Faults of the read half (sharedBackend).
+	readersExclude bool // a reader takes the lock as a writer would
+	writerShares   bool // a writer takes the lock as a reader would
+	noReadReentry  bool // a reader's re-entry waits like a new reader
 }
 
 type memLock struct {
-	held    *holding      // nil when free
-	freed   chan struct{} // closed when held is released or lost
+	held    *holding              // the writer, nil when none
+	readers map[*holding]struct{} // the readers
+	// freed is closed, and replaced, whenever a holding ends or a writer
+	// stops waiting: then waiters look again.
+	freed   chan struct{}
 	waiters int
+	writers int // writers among the waiters
 }
 
 // holding is one holder's tenure: its first lease and the leases that
@@ -50,8 +63,9 @@ type holding struct {
 type reentryKey struct{ l *memLocker }
 
 type memLocker struct {
-	srv  *memServer
-	name string
+	srv    *memServer
+	name   string
+	shared bool // the read half
 }
 
 type memLease struct {
@@ -83,13 +97,49 @@ func (s *memServer) backend() Backend {
 	}
 }
 
+// sharedBackend is the Backend of s's read half: New gives readers, Blocker
+// writers.
+func (s *memServer) sharedBackend() Backend {
+	b := s.backend()
+	b.New = func(_ *testing.T, name string) recipes.Locker { return &memLocker{srv: s, name: name, shared: true} }
+	b.Shared = true
+	b.Blocker = func(_ *testing.T, name string) recipes.Locker { return &memLocker{srv: s, name: name} }
+	return b
+}
+
 func (s *memServer) lock(name string) *memLock {
 	lk := s.locks[name]
 	if lk == nil {
-		lk = &memLock{}
+		lk = &memLock{readers: map[*holding]struct{}{}, freed: make(chan struct{})}
 		s.locks[name] = lk
 	}
 	return lk
+}
+
+// signal wakes every waiter of lk to look again. s.mu is held.
+func (lk *memLock) signal() {
+	close(lk.freed)
+	lk.freed = make(chan struct{})
+}
+
+// holds reports whether h holds lk. s.mu is held.
+func (lk *memLock) holds(h *holding) bool {
+	_, reader := lk.readers[h]
+	return lk.held == h || reader
+}
+
+// sharing reports whether l takes the lock as a reader, faults included.
+func (l *memLocker) sharing() bool {
+	f := l.srv.faults
+	return l.shared && !f.readersExclude || !l.shared && f.writerShares
+}
+
+// free reports whether l may take lk now. s.mu is held.
+func (l *memLocker) free(lk *memLock) bool {
+	if l.sharing() {
+		return lk.held == nil && lk.writers == 0
+	}
+	return lk.held == nil && len(lk.readers) == 0
 }
 
 func (l *memLocker) Acquire(ctx context.Context) (recipes.Lease, error) {
@@ -108,13 +158,15 @@ func (l *memLocker) acquire(ctx context.Context, wait bool) (recipes.Lease, erro
 	s := l.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	reenter := own != nil && !(l.shared && s.faults.noReadReentry)
+	writer := !l.sharing()
 	for {
 		lk := s.lock(l.name)
 		switch {
-		case own != nil && lk.held == own:
+		case reenter && lk.holds(own):
 			own.leases++
 			return s.newLease(l.name, own), nil
-		case lk.held == nil || s.faults.noExclusion:
+		case l.free(lk) || s.faults.noExclusion:
 			return s.take(l, lk), nil
 		case !wait:
 			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.ErrLocked)
@@ -124,15 +176,24 @@ func (l *memLocker) acquire(ctx context.Context, wait bool) (recipes.Lease, erro
 			done = nil
 		}
 		lk.waiters++
+		if writer {
+			lk.writers++
+		}
 		s.mu.Unlock()
 		select {
 		case <-freed:
 		case <-done:
 		}
 		s.mu.Lock()
+		if writer {
+			lk.writers--
+		}
 		if ctx.Err() != nil && !s.faults.ignoreCancel {
 			if !s.faults.leakWaiters {
 				lk.waiters--
+			}
+			if writer {
+				lk.signal() // readers held back by this writer may go
 			}
 			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.NotAcquired(ctx))
 		}
@@ -148,9 +209,12 @@ func (s *memServer) take(l *memLocker, lk *memLock) *memLease {
 		h.token = 1
 	}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithValue(context.Background(), reentryKey{l}, h))
-	if !s.faults.noExclusion {
+	switch {
+	case s.faults.noExclusion:
+	case l.sharing():
+		lk.readers[h] = struct{}{}
+	default:
 		lk.held = h
-		lk.freed = make(chan struct{})
 	}
 	return s.newLease(l.name, h)
 }
@@ -163,10 +227,15 @@ func (s *memServer) newLease(name string, h *holding) *memLease {
 
 // free frees name's lock if h holds it. s.mu is held.
 func (s *memServer) free(name string, h *holding) {
-	if lk := s.locks[name]; lk.held == h {
-		lk.held = nil
-		close(lk.freed)
+	lk := s.locks[name]
+	if !lk.holds(h) {
+		return
 	}
+	if lk.held == h {
+		lk.held = nil
+	}
+	delete(lk.readers, h)
+	lk.signal()
 }
 
 // lose is the fault: the lock is freed and its holding ends with ErrLockLost.
@@ -194,6 +263,9 @@ func (s *memServer) leftovers(name string) []string {
 	var left []string
 	if lk.held != nil {
 		left = append(left, fmt.Sprintf("holder with token %d", lk.held.token))
+	}
+	for h := range lk.readers {
+		left = append(left, fmt.Sprintf("reader with token %d", h.token))
 	}
 	for i := range lk.waiters {
 		left = append(left, fmt.Sprintf("waiter %d", i))

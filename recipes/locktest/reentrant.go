@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -12,16 +13,30 @@ import (
 // context (or one derived from it) re-enters at once with a lease of its
 // own; the lock stays held until every lease is released; and goroutines
 // that share the Locker with contexts of their own exclude each other.
+//
+// On a Shared backend the lock is held against a Blocker, and the re-entry
+// is made with a Blocker queued behind the sharer's lease: a new share may
+// have to wait behind that Blocker, but a re-entry must not (else the
+// holder waits for a Blocker that waits for it). The queued Blocker gets
+// the lock once every lease is released. Goroutines sharing the sharer with
+// contexts of their own must all hold it together instead.
 func checkReentrant(ctx context.Context, t *testing.T, b Backend, name string) error {
 	var held holdings
-	var reentry *attempt
+	var reentry, queued *attempt
+	// The queued Blocker waits until the scenario is over, not only until
+	// ctx ends: it must still be queued when a stuck re-entry gives up.
+	qctx, stopQueued := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
+		stopQueued()
 		held.releaseAll(ctx) // ends the context a stuck re-entry waits with
 		if reentry != nil {
 			reentry.settle(ctx)
 		}
+		if queued != nil {
+			queued.settle(ctx)
+		}
 	}()
-	l, other := b.New(t, name), b.New(t, name)
+	l, other := b.New(t, name), b.excluder(t, name)
 
 	// lockedFor checks that l's lock is held against acquirer.
 	lockedFor := func(acquirer recipes.Locker, op string) error {
@@ -30,11 +45,38 @@ func checkReentrant(ctx context.Context, t *testing.T, b Backend, name string) e
 		return refuse(pctx, op, acquirer.TryAcquire, recipes.ErrLocked, recipes.ErrNotAcquired)
 	}
 
+	// stillQueued checks that the queued Blocker (if any) has not returned.
+	stillQueued := func(when string) error {
+		if queued == nil {
+			return nil
+		}
+		r, done := queued.peek()
+		switch {
+		case !done:
+			return nil
+		case r.lease != nil:
+			releaseQuietly(ctx, r.lease)
+			return fmt.Errorf("the Blocker queued behind the sharer took the lock %s", when)
+		default:
+			return fmt.Errorf("the Blocker queued behind the sharer stopped waiting %s: %v", when, r.err)
+		}
+	}
+
 	outer, err := take(ctx, "Acquire", l.Acquire)
 	if err != nil {
 		return err
 	}
 	held.keep(outer)
+
+	if b.Shared {
+		qb := b.Blocker(t, name)
+		queued = start(func() (recipes.Lease, error) { return qb.Acquire(qctx) })
+		// Let it queue; re-entering earlier must give the same result.
+		select {
+		case <-time.After(waitBeforeCancel):
+		case <-ctx.Done():
+		}
+	}
 
 	// Exactly Acquire(lease.Context()), which has no deadline: run it apart
 	// and bound the wait.
@@ -61,10 +103,15 @@ func checkReentrant(ctx context.Context, t *testing.T, b Backend, name string) e
 	}
 	held.keep(nested)
 
-	if err := lockedFor(other, "TryAcquire by another contender while re-entered"); err != nil {
+	if err := lockedFor(other, "TryAcquire by "+b.other()+" while re-entered"); err != nil {
 		return err
 	}
-	if err := lockedFor(l, "TryAcquire on the holding Locker with an unrelated context"); err != nil {
+	if !b.Shared {
+		if err := lockedFor(l, "TryAcquire on the holding Locker with an unrelated context"); err != nil {
+			return err
+		}
+	}
+	if err := stillQueued("while the sharer held it, re-entered"); err != nil {
 		return err
 	}
 
@@ -92,16 +139,37 @@ func checkReentrant(ctx context.Context, t *testing.T, b Backend, name string) e
 				return fmt.Errorf("after Release of %s: %w", step.what, err)
 			}
 		}
-		if err := lockedFor(other, "TryAcquire by another contender after Release of "+step.what); err != nil {
+		if err := lockedFor(other, "TryAcquire by "+b.other()+" after Release of "+step.what); err != nil {
+			return err
+		}
+		if err := stillQueued("after Release of " + step.what); err != nil {
 			return err
 		}
 	}
-	lease, err := take(ctx, "TryAcquire by another contender after every lease was released", other.TryAcquire)
+	if queued != nil {
+		const op = "Acquire by the Blocker queued behind the sharer, after every lease was released"
+		r, err := queued.wait(ctx, op)
+		if err != nil {
+			return err
+		}
+		lease, err := checkTaken(ctx, op, r.lease, r.err)
+		if err != nil {
+			return err
+		}
+		if err := lease.Release(ctx); err != nil {
+			return fmt.Errorf("release by the queued Blocker: %w", err)
+		}
+	}
+	lease, err := take(ctx, "TryAcquire by "+b.other()+" after every lease was released", other.TryAcquire)
 	if err != nil {
 		return err
 	}
 	if err := lease.Release(ctx); err != nil {
 		return fmt.Errorf("release: %w", err)
+	}
+
+	if b.Shared {
+		return checkHoldTogether(ctx, t, b, name, l, max(2, b.contenders()))
 	}
 
 	// Goroutines sharing l, each with a context that carries no lease.

@@ -41,11 +41,12 @@ func checkReleaseTwice(ctx context.Context, t *testing.T, b Backend, name string
 }
 
 // checkReleaseElsewhere: a lease taken in one goroutine is released from
-// another, and the lock is free afterwards.
+// another, and the lock is free afterwards (for a Blocker, on a Shared
+// backend).
 func checkReleaseElsewhere(ctx context.Context, t *testing.T, b Backend, name string) error {
 	var held holdings
 	defer held.releaseAll(ctx)
-	l, other := b.New(t, name), b.New(t, name)
+	l, other := b.New(t, name), b.excluder(t, name)
 
 	a := start(func() (recipes.Lease, error) { return l.Acquire(ctx) })
 	defer a.settle(ctx)
@@ -74,7 +75,7 @@ func checkReleaseElsewhere(ctx context.Context, t *testing.T, b Backend, name st
 		return fmt.Errorf("after Release from another goroutine: %w", err)
 	}
 
-	lease, err = take(ctx, "TryAcquire by another contender", other.TryAcquire)
+	lease, err = take(ctx, "TryAcquire by "+b.other(), other.TryAcquire)
 	if err != nil {
 		return err
 	}

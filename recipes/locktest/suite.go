@@ -2,6 +2,7 @@ package locktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -16,7 +17,8 @@ type Backend struct {
 	// "excl-1"; the backend maps it to a path or key). Each call is an
 	// independent contender — its own session or connection where the
 	// backend has them — so two Lockers from New on one name exclude each
-	// other. New is called from the test's goroutine and may fail t.
+	// other (unless Shared). New is called from the test's goroutine and may
+	// fail t.
 	New func(t *testing.T, name string) recipes.Locker
 	// Lose makes the lock held by lease untrustworthy as a real fault would
 	// (expire its session, delete its node or key) and returns once the
@@ -33,6 +35,14 @@ type Backend struct {
 	// Contenders and Rounds size the contention scenarios (DefaultContenders
 	// and DefaultRounds when zero).
 	Contenders, Rounds int
+	// Shared: Lockers from New share the lock with each other (a read lock).
+	// Scenarios that need a holder who keeps the others out use Blocker for
+	// that holder, and the exclusion scenario checks instead that sharers
+	// overlap freely while a Blocker holder excludes them all.
+	Shared bool
+	// Blocker returns, for a Shared backend, a Locker on the same name that
+	// excludes the sharers (the write half). Required when Shared.
+	Blocker func(t *testing.T, name string) recipes.Locker
 }
 
 // Defaults of Backend.Contenders and Backend.Rounds.
@@ -95,13 +105,8 @@ func lockName(prefix string) string {
 // Run runs every scenario as a subtest of t.
 func Run(t *testing.T, b Backend) {
 	t.Helper()
-	switch {
-	case b.New == nil:
-		t.Fatal("locktest: Backend.New is required")
-	case b.Lose == nil:
-		t.Fatal("locktest: Backend.Lose is required")
-	case b.Contenders < 0 || b.Rounds < 0:
-		t.Fatalf("locktest: Backend.Contenders (%d) and Rounds (%d) must not be negative", b.Contenders, b.Rounds)
+	if err := b.validate(); err != nil {
+		t.Fatal(err)
 	}
 	for _, s := range scenarios {
 		t.Run(s.title, func(t *testing.T) {
@@ -119,6 +124,41 @@ func Run(t *testing.T, b Backend) {
 			}
 		})
 	}
+}
+
+// validate checks that b describes a backend Run can test.
+func (b Backend) validate() error {
+	switch {
+	case b.New == nil:
+		return errors.New("locktest: Backend.New is required")
+	case b.Lose == nil:
+		return errors.New("locktest: Backend.Lose is required")
+	case b.Contenders < 0 || b.Rounds < 0:
+		return fmt.Errorf("locktest: Backend.Contenders (%d) and Rounds (%d) must not be negative", b.Contenders, b.Rounds)
+	case b.Shared && b.Blocker == nil:
+		return errors.New("locktest: Backend.Blocker is required when Backend.Shared is set")
+	case !b.Shared && b.Blocker != nil:
+		return errors.New("locktest: Backend.Blocker is set but Backend.Shared is not (an exclusive backend's Lockers block each other)")
+	}
+	return nil
+}
+
+// excluder returns a Locker on name that keeps every Locker from New out
+// while it holds: a Blocker for a Shared backend, another contender from New
+// otherwise. Scenarios use it for "the lock is held by someone else".
+func (b Backend) excluder(t *testing.T, name string) recipes.Locker {
+	if b.Shared {
+		return b.Blocker(t, name)
+	}
+	return b.New(t, name)
+}
+
+// other names the excluder in messages.
+func (b Backend) other() string {
+	if b.Shared {
+		return "a Blocker"
+	}
+	return "another contender"
 }
 
 func (b Backend) contenders() int {

@@ -29,14 +29,15 @@ func (r *recorder) Acquire(ctx context.Context) (recipes.Lease, error) {
 
 // checkWithLock: recipes.WithLock holds the lock while fn runs and releases
 // it after; when the lock is lost during fn, fn's context ends with a cause
-// that is ErrLockLost and WithLock returns an error that is ErrLockLost.
+// that is ErrLockLost and WithLock returns an error that is ErrLockLost. On
+// a Shared backend fn holds a share, and a Blocker is the one kept out.
 func checkWithLock(ctx context.Context, t *testing.T, b Backend, name string) error {
-	l, other := b.New(t, name), b.New(t, name)
+	l, other := b.New(t, name), b.excluder(t, name)
 
 	ran := false
 	err := recipes.WithLock(ctx, l, func(ctx context.Context) error {
 		ran = true
-		return refuse(ctx, "TryAcquire by another contender while fn runs", other.TryAcquire,
+		return refuse(ctx, "TryAcquire by "+b.other()+" while fn runs", other.TryAcquire,
 			recipes.ErrLocked)
 	})
 	switch {
@@ -45,7 +46,7 @@ func checkWithLock(ctx context.Context, t *testing.T, b Backend, name string) er
 	case !ran:
 		return errors.New("WithLock returned nil without running fn")
 	}
-	lease, err := take(ctx, "TryAcquire by another contender after WithLock", other.TryAcquire)
+	lease, err := take(ctx, "TryAcquire by "+b.other()+" after WithLock", other.TryAcquire)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func checkWithLock(ctx context.Context, t *testing.T, b Backend, name string) er
 		return fmt.Errorf("WithLock returned %v after the lock was lost during fn, want an error that is %q",
 			err, recipes.ErrLockLost)
 	}
-	lease, err = take(ctx, "Acquire by another contender after the loss", other.Acquire)
+	lease, err = take(ctx, "Acquire by "+b.other()+" after the loss", other.Acquire)
 	if err != nil {
 		return err
 	}
