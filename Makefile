@@ -43,8 +43,15 @@ test: deps lint
 unit:
 	$(GO) test -race -count=1 -short ./...
 
+# The benchmarks docs/benchmarks.md quotes, against a ZooKeeper started with
+# the JVM's full JIT (ZKR_BENCH_JVM). Run on a quiet machine.
+BENCH := ZKR_BENCH_JVM=1 ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -timeout 30m
 bench: deps
-	ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+	$(BENCH) -bench 'SideBySide' -benchtime 60x ./mutex/
+	$(BENCH) -bench 'Uncontended' -benchmem -benchtime 2000x ./mutex/
+	$(BENCH) -bench 'Contended' -benchtime 2000x ./mutex/
+	$(BENCH) -bench 'Herd' -benchtime 1000x ./exclusive/
+	$(BENCH) -bench 'Readers' -benchtime 4000x ./rwlock/
 
 demo: deps
 	$(GO) run ./integration/demo

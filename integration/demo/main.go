@@ -1,20 +1,36 @@
-// Command demo starts a local ZooKeeper (from Debian's zookeeper package),
-// connects a session to it, restarts the server under it, and shows the
-// session manager reporting Suspended and then Reconnected to the same
-// session. Run it with `make demo`.
+// Command demo shows zklock at work: it starts a local ZooKeeper (from
+// Debian's zookeeper package, see package integration), builds cmd/zklock,
+// and runs four zklock processes on one lock path, each running a short
+// shell command. With -v each reports when it waits, acquires (with its
+// fencing token) and releases; their lines are prefixed with the worker's
+// name, so the hand-over from one to the next can be followed. `zklock ls`
+// shows the queue once while they wait. Run it with `make demo`.
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/integration"
-	"github.com/zkrecipes/zkrecipes/session"
 )
+
+const (
+	lockPath = "/demo/zklock"
+	workers  = 4
+	// limit bounds the whole demo.
+	limit = 3 * time.Minute
+)
+
+var start = time.Now()
 
 func main() {
 	if err := run(); err != nil {
@@ -24,79 +40,163 @@ func main() {
 }
 
 func run() error {
-	say("starting a local ZooKeeper ...")
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+
+	say("demo", "starting a local ZooKeeper ...")
 	z, err := integration.LaunchZK(1)
 	if err != nil {
 		return err
 	}
 	defer z.Close()
-	member := z.Members()[0]
-	say("ZooKeeper serving at %s", member.Addr())
+	servers := z.ConnectString()
+	say("demo", "ZooKeeper serving at %s", servers)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	client, err := session.Connect(ctx, z.Servers(),
-		session.WithSessionTimeout(20*time.Second),
-		session.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
+	dir, err := os.MkdirTemp("", "zklock-demo-")
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	states, err := client.Subscribe(ctx)
+	defer os.RemoveAll(dir)
+	say("demo", "building zklock ...")
+	bin, err := buildZklock(ctx, dir)
 	if err != nil {
 		return err
 	}
-	s, err := client.Session(ctx)
-	if err != nil {
-		return err
-	}
-	node, err := client.Create(ctx, "/demo/worker-", []byte("alive"), zk.FlagEphemeral|zk.FlagSequence)
-	if err != nil {
-		return err
-	}
-	say("connected: session 0x%x holds ephemeral node %s", s.ID(), node)
 
-	say("stopping the server ...")
-	if err := member.StopErr(); err != nil {
-		return err
+	say("demo", "starting %d workers on lock %s; each holds it for a second", workers, lockPath)
+	procs := make([]*worker, 0, workers)
+	waited := 0
+	defer func() { // on an early return
+		for _, p := range procs[waited:] {
+			_ = p.cmd.Process.Kill()
+			_ = p.wait()
+		}
+	}()
+	for i := 1; i <= workers; i++ {
+		name := fmt.Sprintf("worker-%d", i)
+		script := fmt.Sprintf(`echo "%s working with token $ZKLOCK_TOKEN"; sleep 1`, name)
+		p, err := startPrefixed(ctx, name, bin, "--servers", servers, "-v", "--data", name,
+			lockPath, "--", "sh", "-c", script)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, p)
+		// One at a time, so that they queue in order.
+		if err := waitQueued(ctx, bin, servers, i); err != nil {
+			return err
+		}
 	}
-	if err := await(ctx, states, session.Suspended); err != nil {
-		return err
-	}
-	say("the old session value is done: %v", s.Err())
-	say("starting the server again ...")
-	if err := member.StartErr(); err != nil {
-		return err
-	}
-	if err := await(ctx, states, session.Reconnected); err != nil {
-		return err
-	}
-	s2, err := client.Session(ctx)
+
+	out, err := exec.CommandContext(ctx, bin, "ls", "--servers", servers, lockPath).Output()
 	if err != nil {
-		return err
+		return fmt.Errorf("zklock ls: %w", err)
 	}
-	ok, _, err := client.Exists(ctx, node)
+	say("demo", "zklock ls %s (position, role, node, session, data):", lockPath)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		say("ls", "%s", line)
+	}
+
+	var failed []string
+	for _, p := range procs {
+		err := p.wait()
+		waited++
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			failed = append(failed, fmt.Sprintf("%s exited with status %d", p.name, ee.ExitCode()))
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("%s: %v", p.name, err))
+		}
+	}
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "; "))
+	}
+	out, err = exec.CommandContext(ctx, bin, "ls", "--servers", servers, lockPath).Output()
 	if err != nil {
-		return err
+		return fmt.Errorf("zklock ls: %w", err)
 	}
-	say("reconnected: session 0x%x (same session: %v), %s still exists: %v", s2.ID(), s2.ID() == s.ID(), node, ok)
+	say("demo", "all %d workers done, one after the other; lock queue now empty: %v", workers, len(out) == 0)
 	return nil
 }
 
-func await(ctx context.Context, states <-chan session.StateChange, want session.State) error {
+// buildZklock builds cmd/zklock of this module into dir.
+func buildZklock(ctx context.Context, dir string) (string, error) {
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	bin := filepath.Join(dir, "zklock")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/zklock")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/zklock: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// worker is one zklock process whose output is printed prefixed.
+type worker struct {
+	name    string
+	cmd     *exec.Cmd
+	printed chan struct{} // closed when all its output has been printed
+}
+
+// startPrefixed starts a zklock whose stdout and stderr lines are printed
+// prefixed with name. The process gets SIGTERM if the demo dies.
+func startPrefixed(ctx context.Context, name, bin string, args ...string) (*worker, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close() // the child has its copy
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	wk := &worker{name: name, cmd: cmd, printed: make(chan struct{})}
+	go func() {
+		defer close(wk.printed)
+		defer r.Close()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			say(name, "%s", sc.Text())
+		}
+	}()
+	return wk, nil
+}
+
+// wait waits for the worker and its output.
+func (wk *worker) wait() error {
+	err := wk.cmd.Wait()
+	<-wk.printed
+	return err
+}
+
+// waitQueued polls `zklock ls` until the lock has n nodes.
+func waitQueued(ctx context.Context, bin, servers string, n int) error {
 	for {
+		out, err := exec.CommandContext(ctx, bin, "ls", "-q", "--servers", servers, lockPath).Output()
+		if err == nil && strings.Count(string(out), "\n") >= n {
+			return nil
+		}
 		select {
-		case ch := <-states:
-			say("state: %s (session 0x%x)", ch.State, ch.SessionID)
-			if ch.State == want {
-				return nil
-			}
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", want, ctx.Err())
+			return fmt.Errorf("waiting for %d nodes on %s: %w", n, lockPath, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-func say(format string, args ...any) {
-	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+var outMu sync.Mutex
+
+// say prints one line with the time since the start and who says it.
+func say(who, format string, args ...any) {
+	outMu.Lock()
+	defer outMu.Unlock()
+	fmt.Printf("%6.2fs  %-9s %s\n", time.Since(start).Seconds(), who, fmt.Sprintf(format, args...))
 }

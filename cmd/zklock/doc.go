@@ -1,0 +1,101 @@
+// Command zklock runs a command while holding a ZooKeeper lock, as flock(1)
+// does with a file lock, for processes on different machines.
+//
+// Usage:
+//
+//	zklock [flags] PATH -- COMMAND [ARGS...]
+//	zklock ls [flags] PATH
+//	zklock version
+//	zklock --help
+//
+// zklock takes the lock at PATH (the module's mutex: Curator's
+// InterProcessMutex, so Java processes using Curator on the same path
+// exclude and queue with it), runs COMMAND with stdin, stdout and stderr
+// passed through, releases the lock when COMMAND exits and exits with
+// COMMAND's status. Waiters are served in the order they asked.
+//
+// Flags (before PATH or between PATH and --):
+//
+//	--servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
+//	--namespace PATH         prefix of every path on the server (default: none)
+//	--session-timeout DUR    ZooKeeper session timeout (default 15s)
+//	--timeout DUR            stop waiting (connecting included) after DUR: exit 75 (default 0: forever)
+//	--try                    fail at once with exit 75 if the lock is held (like flock -n)
+//	--grace DUR              after the lock is lost, time between SIGTERM and SIGKILL (default 5s)
+//	--data STRING            stored in the lock node, shown by ls (default HOSTNAME:PID)
+//	-q, --quiet              print no messages; the exit status tells
+//	-v, --verbose            report connecting, waiting, acquiring, releasing and connection trouble
+//
+// Durations are Go durations (500ms, 10s, 2m) or plain seconds (10, 0.5).
+//
+// COMMAND is looked up (PATH search) before the lock is taken. It runs in its
+// own process group and finds in its environment ZKLOCK_PATH (the lock path),
+// ZKLOCK_NODE (the path of its lock node; both without the namespace) and
+// ZKLOCK_TOKEN (the fencing token of its lease, a positive decimal integer
+// that increases from one holder to the next: hand it to what the lock
+// protects so it can refuse a stale holder). When zklock runs in the
+// foreground of a terminal, COMMAND's process group gets the terminal (so
+// Ctrl-C, Ctrl-Z and interactive programs work) and zklock takes it back
+// when COMMAND exits; when COMMAND is stopped (Ctrl-Z, or reading the
+// terminal from the background), zklock stops too, so the shell's fg and bg
+// work on the pair. A zklock stopped for longer than the session timeout
+// loses its lock: nothing answers ZooKeeper's pings meanwhile.
+//
+// Signals: SIGINT, SIGTERM or SIGHUP while waiting stops the wait (nothing is
+// left on the server) and zklock exits 128+N as a shell would (130, 143,
+// 129). While COMMAND runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+// SIGUSR2 are forwarded to COMMAND's process group; zklock then waits for
+// COMMAND, releases the lock and exits with COMMAND's status. If zklock
+// itself dies, COMMAND gets SIGTERM (Linux parent-death signal).
+//
+// Lost lock: when the lock can no longer be trusted while COMMAND runs (the
+// connection was suspended, which the session manager's default policy
+// counts as lost, as Curator's does; or the session expired; or its node was
+// deleted, e.g. by an operator breaking the lock: zklock watches the node),
+// zklock sends SIGTERM (and SIGCONT) to COMMAND's process group, waits until
+// the group has exited or --grace has passed, sends SIGKILL to what remains,
+// reports the cause on stderr and exits 76. It also exits 76 when the lock is
+// found lost after COMMAND exited but before it was released, since
+// COMMAND's work may then not have been exclusive. When COMMAND exits
+// normally, processes it left running in its group are not waited for.
+//
+// Exit status:
+//
+//	COMMAND's status  COMMAND ran (128+N if it was killed by signal N)
+//	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH
+//	69                ZooKeeper unreachable or failing; COMMAND did not run
+//	70                internal error (COMMAND's status could not be had)
+//	75                lock not taken: --timeout passed, or --try found it held
+//	76                lock lost while COMMAND ran; COMMAND was terminated
+//	126, 127          COMMAND could not be run / was not found
+//	128+N             zklock got signal N while waiting (130 SIGINT, 143 SIGTERM)
+//
+// Messages go to stderr, prefixed "zklock: ". Errors are printed unless -q is
+// given; with -v zklock also prints "connected to ZooKeeper at SERVERS
+// (session 0x...)", "waiting for lock PATH", "acquired lock PATH (token N,
+// node X)" and "released lock PATH", and the session's warnings (connection
+// suspended, session lost).
+//
+// # zklock ls
+//
+// zklock ls prints the lock's holder and waiters in queue order, one per
+// line, fields separated by a tab:
+//
+//	POSITION  ROLE  NODE  SESSION  DATA
+//
+// POSITION is the number of nodes ahead (0 for the holder), ROLE is "holder"
+// or "waiter", NODE the node's name, SESSION its owner's session id in hex
+// (0x...) and DATA what the process stored (--data): printed as it is when it
+// is printable single-line text without tabs, else quoted as a Go string. A
+// lock that is free, or a PATH that does not exist, prints nothing (no
+// header) and exits 0. ls takes --servers, --namespace, --session-timeout,
+// -q and -v; ZooKeeper failures exit 69, usage errors 64.
+//
+// # Examples
+//
+//	zklock /jobs/backup -- /usr/local/bin/backup.sh --full
+//	zklock --timeout 30s --servers zk1:2181,zk2:2181 /deploy -- make deploy
+//	zklock --try /cron/report -- ./report.sh || echo "another report is running"
+//	zklock -v /jobs/batch -- sh -c 'run-batch --fencing-token "$ZKLOCK_TOKEN"'
+//	zklock ls /jobs/backup
+package main

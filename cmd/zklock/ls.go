@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// lsTimeout bounds the whole of `zklock ls`, connection included.
+const lsTimeout = 30 * time.Second
+
+const lsUsage = `Usage: zklock ls [flags] PATH
+
+Prints the holder and the waiters of the lock at PATH in queue order, one per
+line, fields separated by a tab:
+  POSITION  number of nodes ahead (0 for the holder)
+  ROLE      holder or waiter
+  NODE      the lock node's name
+  SESSION   the session id owning the node (0x...)
+  DATA      what the process stored (--data; zklock's default is HOSTNAME:PID),
+            quoted as a Go string unless it is printable text without tabs
+A free lock, or a PATH that does not exist, prints nothing.
+
+Flags:
+  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
+  --namespace PATH         prefix of every path on the server
+  --session-timeout DUR    ZooKeeper session timeout (default 15s)
+  -q, --quiet              print no error messages
+  -v, --verbose            report connection trouble
+
+Example:
+  zklock ls --servers zk1:2181 /jobs/backup
+`
+
+// lsMain is `zklock ls [flags] PATH`.
+func lsMain(args []string, stdout, stderr io.Writer) int {
+	var conn connOptions
+	var out outputOptions
+	fs := newFlagSet("zklock ls")
+	conn.register(fs)
+	out.register(fs)
+	path, err := parseLs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, lsUsage)
+		return exitOK
+	}
+	if err == nil {
+		err = errors.Join(conn.validate(), out.validate())
+	}
+	if err != nil {
+		return usageError(stderr, "ls: %v", err)
+	}
+	rep := newReporter(stderr, out)
+
+	ctx, cancel := context.WithTimeout(context.Background(), lsTimeout)
+	defer cancel()
+	client, err := connect(ctx, conn, rep)
+	if errors.Is(err, session.ErrInvalidArgument) {
+		return usageError(stderr, "ls: invalid --servers: %s", invalidReason(err))
+	}
+	if err != nil {
+		rep.errorf("ls: cannot connect to ZooKeeper at %s: %v", conn.servers, err)
+		return exitUnavailable
+	}
+	defer client.Close()
+	m, err := mutex.New(client, path)
+	if err != nil {
+		return usageError(stderr, "ls: %v", err)
+	}
+	ps, err := m.Participants(ctx)
+	if err != nil {
+		rep.errorf("ls: listing lock %s: %v", path, err)
+		return exitUnavailable
+	}
+	for i, p := range ps {
+		role := "waiter"
+		if p.Holder {
+			role = "holder"
+		}
+		fmt.Fprintf(stdout, "%d\t%s\t%s\t0x%x\t%s\n", i, role, p.Node, p.SessionID, displayData(p.Data))
+	}
+	return exitOK
+}
+
+// parseLs parses ls's arguments: flags, PATH, and flags again.
+func parseLs(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", errors.New("missing PATH")
+	}
+	path := rest[0]
+	if err := validateLockPath(path); err != nil {
+		return "", err
+	}
+	if err := fs.Parse(rest[1:]); err != nil {
+		return "", err
+	}
+	if len(fs.Args()) > 0 {
+		return "", fmt.Errorf("unexpected argument %q after PATH", fs.Args()[0])
+	}
+	return path, nil
+}
+
+// displayData shows a node's data on one line: as it is when it is
+// printable text without tabs, else as a quoted Go string.
+func displayData(b []byte) string {
+	s := string(b)
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+)
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// dispatch runs the subcommand named by args[0] ("ls", "version") or, for
+// anything else, the lock-and-run, and returns the exit status.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "ls":
+			return lsMain(args[1:], stdout, stderr)
+		case "version":
+			if len(args) > 1 {
+				return usageError(stderr, "version takes no arguments")
+			}
+			printVersion(stdout)
+			return exitOK
+		case "help":
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+	}
+	return runMain(args, stdout, stderr)
+}
+
+const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
+       zklock ls [flags] PATH
+       zklock version
+`
+
+const usageText = usageLine + `
+zklock takes the ZooKeeper lock at PATH, runs COMMAND while holding it,
+releases the lock when COMMAND exits and exits with COMMAND's status.
+
+Flags (before PATH, or between PATH and --):
+  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
+  --namespace PATH         prefix of every path on the server (default: none)
+  --session-timeout DUR    ZooKeeper session timeout (default 15s)
+  --timeout DUR            stop waiting (connecting included) after DUR, exit 75 (default 0: forever)
+  --try                    fail at once with exit 75 if the lock is held
+  --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
+  --data STRING            stored in the lock node, shown by ls (default HOSTNAME:PID)
+  -q, --quiet              print no messages (the exit status tells)
+  -v, --verbose            report connecting, waiting, acquiring, releasing, connection trouble
+DUR is a Go duration (500ms, 10s, 2m) or plain seconds (10, 0.5).
+
+COMMAND runs in its own process group with these in its environment:
+  ZKLOCK_PATH   the lock path
+  ZKLOCK_NODE   the path of its lock node
+  ZKLOCK_TOKEN  the lease's fencing token (decimal; grows from holder to holder)
+SIGINT, SIGTERM and SIGHUP while waiting stop the wait. While COMMAND runs,
+SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to its
+process group. If the lock is lost while COMMAND runs, its process group gets
+SIGTERM, then SIGKILL after --grace, and zklock exits 76.
+
+zklock ls [--servers ...] [--namespace ...] PATH
+  prints the holder and the waiters in queue order, one per line, tab separated:
+  POSITION (nodes ahead; 0 = holder)  ROLE (holder|waiter)  NODE  SESSION (0x...)  DATA
+  A free lock prints nothing.
+
+Exit status:
+  COMMAND's   COMMAND ran (128+N if it was killed by signal N)
+  64          usage error
+  69          ZooKeeper unreachable or failing; COMMAND did not run
+  75          lock not taken: --timeout passed or --try found it held
+  76          lock lost while COMMAND ran; COMMAND was terminated
+  126, 127    COMMAND could not be run / was not found
+  130, 143    interrupted (SIGINT, SIGTERM) while waiting
+
+Examples:
+  zklock /jobs/backup -- /usr/local/bin/backup.sh --full
+  zklock --timeout 30s --servers zk1:2181,zk2:2181 /deploy -- make deploy
+  zklock --try /cron/report -- ./report.sh || echo "another report is running"
+  zklock -v /jobs/batch -- sh -c 'run-batch --fencing-token "$ZKLOCK_TOKEN"'
+  zklock ls /jobs/backup
+`
+
+// usageError reports a usage error and returns exitUsage. It is printed even
+// with -q: the invocation itself is wrong.
+func usageError(stderr io.Writer, format string, args ...any) int {
+	msg := longFlag.ReplaceAllString(fmt.Sprintf(format, args...), "$1--$2")
+	fmt.Fprintf(stderr, "zklock: %s\n%sRun 'zklock --help' for more.\n", msg, usageLine)
+	return exitUsage
+}
+
+// longFlag finds the flag package's "-name" for a long flag in its error
+// messages, to show it as "--name", as the usage spells it.
+var longFlag = regexp.MustCompile(`((?:^|flag|: ) ?)-([a-z][a-z-]+)\b`)
+
+// version is set at build time with -ldflags "-X main.version=..."; without
+// it the module version from the build info is shown.
+var version = ""
+
+func printVersion(w io.Writer) {
+	v := version
+	if v == "" {
+		v = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			if bi.Main.Version != "" {
+				v = bi.Main.Version
+			}
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+					v += " " + s.Value[:12]
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "zklock %s (%s %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Bounds of zklock's own ZooKeeper calls after the wait.
+const (
+	releaseTimeout  = recipes.DefaultReleaseTimeout // deleting the lock node
+	describeTimeout = 2 * time.Second               // looking up the holder for a message
+)
+
+// runMain is `zklock [flags] PATH -- COMMAND [ARGS...]`.
+func runMain(args []string, stdout, stderr io.Writer) int {
+	o, err := parseRun(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if !o.dataSet {
+		o.data = defaultData()
+	}
+	r := &runner{o: o, rep: newReporter(stderr, o.out), stderr: stderr}
+	return r.run()
+}
+
+// defaultData is what --data defaults to: HOSTNAME:PID.
+func defaultData() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "localhost"
+	}
+	return h + ":" + strconv.Itoa(os.Getpid())
+}
+
+// timedOut is the cause of a wait ended by --timeout.
+type timedOut struct{ d time.Duration }
+
+func (e timedOut) Error() string { return "timed out after " + e.d.String() }
+
+// runner is one lock-and-run.
+type runner struct {
+	o      *runOptions
+	rep    *reporter
+	stderr io.Writer
+	sigs   *signals
+	client *session.Client
+	lock   *mutex.Mutex
+}
+
+func (r *runner) run() int {
+	r.sigs = catchSignals()
+	defer r.sigs.stop()
+
+	cmd, code, msg := resolveCommand(r.o.argv)
+	if cmd == nil {
+		r.rep.errorf("%s", msg)
+		return code
+	}
+
+	lease, code := r.acquire()
+	if r.client != nil {
+		defer r.client.Close() // ends the session: nothing of ours outlives it
+	}
+	if lease == nil {
+		return code
+	}
+	r.rep.infof("acquired lock %s (token %d, node %s)", r.o.path, lease.Token(), lease.Node())
+	if sig := r.sigs.pending(); sig != nil {
+		// Asked to stop just as the lock came: do not start COMMAND.
+		r.release(lease)
+		r.rep.errorf("interrupted by %s before running %s", signalName(toSyscall(sig)), r.o.argv[0])
+		return signalExit(toSyscall(sig))
+	}
+	return r.runHolding(cmd, lease)
+}
+
+// acquire connects and waits for the lock, as long as --timeout and signals
+// allow. Without a lease it returns the exit status.
+func (r *runner) acquire() (recipes.NodeLease, int) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopWatch := r.sigs.cancelOnSignal(cancel)
+	defer stopWatch()
+	if r.o.timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, r.o.timeout, timedOut{r.o.timeout})
+		defer stop()
+	}
+
+	client, err := connect(ctx, r.o.conn, r.rep)
+	if err != nil {
+		if errors.Is(err, session.ErrInvalidArgument) {
+			return nil, usageError(r.stderr, "invalid --servers: %s", invalidReason(err))
+		}
+		return nil, r.notAcquired(ctx, fmt.Errorf("cannot connect to ZooKeeper at %s: %w", r.o.conn.servers, err))
+	}
+	r.client = client
+	if s := client.CurrentSession(); s != nil {
+		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
+	}
+	r.lock, err = mutex.New(client, r.o.path, mutex.WithData([]byte(r.o.data)))
+	if err != nil {
+		return nil, usageError(r.stderr, "%v", err)
+	}
+
+	r.rep.infof("waiting for lock %s", r.o.path)
+	var lease recipes.Lease
+	if r.o.try {
+		lease, err = r.lock.TryAcquire(ctx)
+	} else {
+		lease, err = r.lock.Acquire(ctx)
+	}
+	stopWatch()
+	var sig interrupted
+	if err == nil && errors.As(context.Cause(ctx), &sig) {
+		// Taken just as a signal ended the wait: give it back.
+		r.release(lease)
+		err = recipes.NotAcquired(ctx)
+	}
+	switch {
+	case err == nil:
+		nl, ok := lease.(recipes.NodeLease)
+		if !ok { // every ZooKeeper lock's lease is one
+			r.release(lease)
+			r.rep.errorf("lock %s: lease %T has no node", r.o.path, lease)
+			return nil, exitUnavailable
+		}
+		return nl, exitOK
+	case errors.Is(err, recipes.ErrLocked):
+		r.rep.errorf("lock %s is held%s", r.o.path, r.describeHolder())
+		return nil, exitTempFail
+	default:
+		return nil, r.notAcquired(ctx, fmt.Errorf("cannot take lock %s: %w", r.o.path, err))
+	}
+}
+
+// notAcquired reports why the wait ended without the lock and returns the
+// exit status: 128+N for signal N, 75 for --timeout, 69 for ZooKeeper.
+func (r *runner) notAcquired(ctx context.Context, err error) int {
+	var sig interrupted
+	var to timedOut
+	cause := context.Cause(ctx)
+	switch {
+	case errors.As(cause, &sig):
+		r.rep.errorf("%v while waiting for lock %s", sig, r.o.path)
+		return signalExit(sig.sig)
+	case errors.As(cause, &to):
+		what := "waiting for lock " + r.o.path
+		if r.client == nil {
+			what = "connecting to ZooKeeper at " + r.o.conn.servers
+		}
+		r.rep.errorf("%v %s%s", to, what, r.describeHolder())
+		return exitTempFail
+	default:
+		r.rep.errorf("%v", err)
+		return exitUnavailable
+	}
+}
+
+// describeHolder is " (held by DATA, session 0x...)" for messages, or "".
+func (r *runner) describeHolder() string {
+	if r.lock == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	ps, err := r.lock.Participants(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, p := range ps {
+		if p.Holder {
+			return fmt.Sprintf(" (held by %s, session 0x%x)", displayData(p.Data), p.SessionID)
+		}
+	}
+	return ""
+}
+
+// runHolding runs COMMAND under lease and returns the exit status.
+func (r *runner) runHolding(cmd *command, lease recipes.NodeLease) int {
+	r.sigs.catchForwarded()
+	env := append(os.Environ(),
+		"ZKLOCK_PATH="+r.o.path,
+		"ZKLOCK_NODE="+lease.Node(),
+		"ZKLOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10))
+	nodeGone := watchNode(r.client, lease)
+	ch, err := startChild(cmd, env, controllingTerminal())
+	if err != nil {
+		code, msg := startFailure(r.o.argv[0], err)
+		r.rep.errorf("%s", msg)
+		r.release(lease)
+		return code
+	}
+	for {
+		select {
+		case res := <-ch.exit:
+			return r.finish(lease, res)
+		case sig := <-r.sigs.ch:
+			_ = ch.signal(toSyscall(sig))
+		case <-lease.Done():
+			return r.lost(ch, context.Cause(lease.Context()))
+		case cause := <-nodeGone:
+			return r.lost(ch, cause)
+		}
+	}
+}
+
+// lost handles a lock lost while COMMAND runs: COMMAND's group is
+// terminated, the cause reported, and the status is exitLockLost. The lease
+// is not released: the library removes the node of a lost lease itself,
+// and closing the client ends the session.
+func (r *runner) lost(ch *child, cause error) int {
+	res, killed := ch.terminate(r.o.grace, r.sigs.ch)
+	how := "SIGTERM sent to its process group"
+	if killed {
+		how += fmt.Sprintf(", then SIGKILL after --grace %v", r.o.grace)
+	}
+	status := fmt.Sprintf("exited with status %d", res.code)
+	if res.err != nil {
+		status = res.err.Error()
+	}
+	r.rep.errorf("lock %s lost while %s was running: %v (%s; %s %s)",
+		r.o.path, r.o.argv[0], cause, how, r.o.argv[0], status)
+	return exitLockLost
+}
+
+// finish releases the lock after COMMAND exited and returns the status:
+// COMMAND's, unless the lock turned out lost before it was released.
+func (r *runner) finish(lease recipes.NodeLease, res exitResult) int {
+	if res.err != nil {
+		r.rep.errorf("%v", res.err)
+		r.release(lease)
+		return exitSoftware
+	}
+	// Lost after COMMAND's end was seen, or found lost by Release: the loss
+	// may have come before COMMAND's end, so its work may not have been
+	// exclusive (as recipes.WithLock reports it).
+	err := lease.Err()
+	if err == nil {
+		if err = r.release(lease); !errors.Is(err, recipes.ErrLockLost) {
+			return res.code
+		}
+	}
+	r.rep.errorf("lock %s was lost before it was released (%s exited with status %d; its work may not have been exclusive): %v",
+		r.o.path, r.o.argv[0], res.code, err)
+	return exitLockLost
+}
+
+// release gives the lock back, bounded in time. A failure other than a lost
+// lock is reported; the node still goes when the client closes its session.
+func (r *runner) release(lease recipes.Lease) error {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	err := lease.Release(ctx)
+	switch {
+	case err == nil:
+		r.rep.infof("released lock %s", r.o.path)
+	case errors.Is(err, recipes.ErrLockLost):
+	default:
+		r.rep.errorf("releasing lock %s: %v (its node goes when the session is closed)", r.o.path, err)
+	}
+	return err
+}

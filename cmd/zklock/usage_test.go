@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Usage errors exit 64 with a message naming the problem; none needs a
+// server (port 1 has none), since arguments are checked first.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no arguments", nil, "missing PATH"},
+		{"missing --", []string{"/lock"}, "missing -- COMMAND after PATH"},
+		{"command without --", []string{"/lock", "true"}, `missing -- between PATH and COMMAND (got "true" after PATH)`},
+		{"no command", []string{"/lock", "--"}, "no COMMAND after --"},
+		{"relative path", []string{"lock", "--", "true"}, `invalid PATH: path "lock": not absolute`},
+		{"trailing slash", []string{"/lock/", "--", "true"}, `invalid PATH: path "/lock/": trailing slash`},
+		{"empty segment", []string{"/a//b", "--", "true"}, `invalid PATH: path "/a//b": empty segment`},
+		{"root", []string{"/", "--", "true"}, "the root / cannot be a lock path"},
+		{"negative timeout", []string{"--timeout", "-1s", "/lock", "--", "true"}, `invalid value "-1s" for flag --timeout: negative duration`},
+		{"negative grace", []string{"--grace=-2s", "/lock", "--", "true"}, `invalid value "-2s" for flag --grace: negative duration`},
+		{"zero session timeout", []string{"--session-timeout", "0", "/lock", "--", "true"}, "for flag --session-timeout: must be positive"},
+		{"bad duration", []string{"--timeout", "soon", "/lock", "--", "true"}, `invalid value "soon" for flag --timeout: not a duration`},
+		{"empty servers", []string{"--servers", "", "/lock", "--", "true"}, "empty --servers"},
+		{"empty server", []string{"--servers", "127.0.0.1:1,", "/lock", "--", "true"}, "empty server address"},
+		{"unknown flag", []string{"--bogus", "/lock", "--", "true"}, "flag provided but not defined: --bogus"},
+		{"flag after PATH", []string{"/lock", "--bogus", "--", "true"}, "flag provided but not defined: --bogus"},
+		{"quiet and verbose", []string{"-q", "-v", "/lock", "--", "true"}, "-q and -v cannot be used together"},
+		{"bad namespace", []string{"--namespace", "ns", "/lock", "--", "true"}, `invalid --namespace: path "ns": not absolute`},
+		{"bad server port", []string{"--servers", "127.0.0.1:99999", "/lock", "--", "true"}, `invalid --servers: server address "127.0.0.1:99999": bad port "99999"`},
+		{"subcommand after flags", []string{"--servers", "127.0.0.1:1", "ls", "/lock"}, "subcommands come first"},
+		{"ls without PATH", []string{"ls"}, "ls: missing PATH"},
+		{"ls relative PATH", []string{"ls", "lock"}, `ls: invalid PATH: path "lock": not absolute`},
+		{"ls extra argument", []string{"ls", "/lock", "extra"}, `ls: unexpected argument "extra" after PATH`},
+		{"version with argument", []string{"version", "x"}, "version takes no arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if !strings.Contains(strings.Join(args, " "), "--servers") {
+				args = append([]string{"--servers", "127.0.0.1:1"}, args...)
+				if len(tc.args) > 0 && tc.args[0] == "ls" {
+					args = append([]string{"ls", "--servers", "127.0.0.1:1"}, tc.args[1:]...)
+				}
+				if len(tc.args) > 0 && tc.args[0] == "version" {
+					args = tc.args
+				}
+			}
+			code, p := runZklock(t, args...)
+			assert.Equal(t, 64, code)
+			assert.True(t, strings.HasPrefix(p.stderr.String(), "zklock: "), "%q", p.stderr)
+			assert.Contains(t, p.stderr.String(), tc.msg)
+			assert.Contains(t, p.stderr.String(), "Usage: zklock [flags] PATH -- COMMAND [ARGS...]")
+			assert.Empty(t, p.stdout.String())
+		})
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, p := runZklock(t, args...)
+		assert.Equal(t, 0, code, "%v", args)
+		out := p.stdout.String()
+		assert.Contains(t, out, "Usage: zklock [flags] PATH -- COMMAND [ARGS...]")
+		assert.Contains(t, out, "Examples:")
+		assert.Contains(t, out, "--timeout")
+		assert.Contains(t, out, "ZKLOCK_TOKEN")
+	}
+	code, p := runZklock(t, "ls", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, p.stdout.String(), "Usage: zklock ls [flags] PATH")
+
+	code, p = runZklock(t, "version")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(p.stdout.String(), "zklock "), "%q", p.stdout)
+}
