@@ -69,17 +69,20 @@ func (q *Queue) attempt(ctx context.Context, sess *session.Session, try bool) (*
 	}
 	h, err := q.wait(ctx, sess, node, token, try)
 	switch {
-	case errors.Is(err, ErrLocked):
-		// A refused TryAcquire leaves nothing behind when it returns: a
-		// lingering node could keep others out.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	case err == nil:
+	case errors.Is(err, errSessionEnded):
+		cleanupInBackground(q.Client, node, sess.ID(), nil)
+	default:
+		// A refused TryAcquire or a cancelled wait leaves nothing behind
+		// when it returns (a lingering node would look like a holder or
+		// waiter to everyone): delete now, in the background only if the
+		// connection will not let us.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncCleanupTimeout)
 		derr := deleteNode(dctx, q.Client, node, sess.ID())
 		cancel()
 		if derr != nil {
 			cleanupInBackground(q.Client, node, sess.ID(), nil)
 		}
-	case err != nil:
-		cleanupInBackground(q.Client, node, sess.ID(), nil)
 	}
 	return h, err
 }

@@ -14,6 +14,9 @@ import (
 const (
 	// cleanupTimeout bounds one clean-up attempt.
 	cleanupTimeout = 10 * time.Second
+	// syncCleanupTimeout bounds the delete a failed Acquire makes before it
+	// returns; past it the delete goes on in the background.
+	syncCleanupTimeout = 2 * time.Second
 	// cleanupRetry is the first wait between attempts; it doubles up to
 	// cleanupRetryCap.
 	cleanupRetry    = 50 * time.Millisecond

@@ -81,7 +81,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 	var created string
 	err := c.do(ctx, flags&zk.FlagSequence == 0, func(conn *zk.Conn) error {
 		var err error
-		for attempt := 0; attempt < 3; attempt++ {
+		for attempt := 0; attempt < maxParentAttempts; attempt++ {
 			created, err = conn.Create(full, data, flags, c.cfg.acl)
 			if !errors.Is(err, zk.ErrNoNode) {
 				return err
@@ -116,6 +116,22 @@ func (c *Client) EnsurePath(ctx context.Context, path string) error {
 
 // makeParents creates the missing ancestors of a server path, top down.
 func (c *Client) makeParents(conn *zk.Conn, full string) error {
+	var err error
+	for attempt := 0; attempt < maxParentAttempts; attempt++ {
+		if err = c.makeAncestors(conn, full); !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		// An empty container above was reaped by the server meanwhile:
+		// start again from the top.
+	}
+	return err
+}
+
+// maxParentAttempts bounds the restarts of makeParents and of the creates
+// that use it, when the server reaps empty container parents meanwhile.
+const maxParentAttempts = 5
+
+func (c *Client) makeAncestors(conn *zk.Conn, full string) error {
 	for i := 1; i < len(full); i++ {
 		if full[i] == '/' {
 			if err := c.makeContainer(conn, full[:i]); err != nil {
@@ -289,7 +305,7 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 				created, zxid = res[0].String, res[1].Stat.Mzxid
 				return nil
 			}
-			if len(res) == 0 || !errors.Is(res[0].Error, zk.ErrNoNode) || attempt == 2 {
+			if len(res) == 0 || !errors.Is(res[0].Error, zk.ErrNoNode) || attempt == maxParentAttempts-1 {
 				if len(res) > 0 && res[0].Error != nil {
 					return res[0].Error
 				}
