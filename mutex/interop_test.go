@@ -18,12 +18,7 @@ import (
 // Interoperability with Apache Curator's InterProcessMutex, run in a JVM by
 // package curator, on the same lock paths of a real ZooKeeper.
 //
-// Each test has a lock path of its own right under the root. Under a shared
-// parent ("/interop/x"), a Go Acquire can fail with "create ...: zk: node does
-// not exist" when the server's container reaper deletes the emptied parent
-// while session.Create recreates the missing ancestors (makeParents gives up
-// on NoNode); Curator's lock retries NoNode. That is a bug of its own, not of
-// the interoperability these tests are about.
+// Each test has a lock path of its own right under the root.
 
 // interopNodeName is the name of an InterProcessMutex node (protected mode);
 // ours must have the same shape.
