@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/session"
 	"go.uber.org/goleak"
 )
@@ -42,9 +42,7 @@ func (c closingM) Run() int {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv(holderEnv) != "" {
-		os.Exit(holderMain()) // a child process of TestHolderKilled
-	}
+	locktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
 	goleak.VerifyTestMain(closingM{m})
 }
 

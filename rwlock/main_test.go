@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
 	"go.uber.org/goleak"
@@ -38,7 +40,22 @@ func (c closingM) Run() int {
 	return code
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(closingM{m}) }
+func TestMain(m *testing.M) {
+	locktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
+	goleak.VerifyTestMain(closingM{m})
+}
+
+// newHolderLocker builds the half ("read" or "write") a holder child takes.
+func newHolderLocker(c *session.Client, path, kind string) (recipes.Locker, error) {
+	l, err := rwlock.New(c, path)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "read" {
+		return l.ReadLock(), nil
+	}
+	return l.WriteLock(), nil
+}
 
 const waitLimit = 60 * time.Second
 
