@@ -147,7 +147,7 @@ func waitState(t *testing.T, states <-chan session.StateChange, want session.Sta
 // holds throughout and the work goes on.
 func TestLeaderKilledWhileContending(t *testing.T) {
 	z := integration.StartZK(t, 3)
-	const contenders, rounds = 6, 15
+	const contenders, rounds = 6, 150
 	lockers := make([]recipes.Locker, contenders)
 	for i := range lockers {
 		lockers[i] = newMutex(t, connect(t, z.Servers(), session.WithSessionTimeout(10*time.Second)), "/faults/leader")

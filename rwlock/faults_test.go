@@ -76,7 +76,7 @@ func TestLeaderKilledWhileContending(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // let the contention get going
 		killed <- leader.KillErr()
 	}()
-	o := contend(t, z.Servers(), "/rw/leader", 3, 2, 10, 5*time.Millisecond)
+	o := contend(t, z.Servers(), "/rw/leader", 3, 2, 40, 5*time.Millisecond)
 	require.NoError(t, <-killed)
 	require.Empty(t, o.errs)
 	z.Leader(t)
