@@ -41,8 +41,11 @@ func (q *Queue) Acquire(ctx context.Context, try bool) (*handle, error) {
 			return nil, q.notAcquired(ctx, err)
 		}
 		h, err := q.attempt(ctx, sess, try)
-		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
-			continue
+		if errors.Is(err, errSessionEnded) {
+			if ctx.Err() != nil {
+				return nil, NotAcquired(ctx)
+			}
+			continue // start over with the next session
 		}
 		if err != nil {
 			return nil, err
@@ -317,16 +320,16 @@ func (q *Queue) findProtected(ctx context.Context, sess *session.Session, prefix
 }
 
 // acquireAt creates our node with a fixed sequence and owns it at once.
-func (q *Queue) acquireAt(ctx context.Context, seq int64) (*holding, error) {
+func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*holding, error) {
 	sess, err := q.Client.Session(ctx)
 	if err != nil {
 		return nil, q.notAcquired(ctx, err)
 	}
 	prefix := ProtectedPrefix + uuid.NewString() + "-"
 	path := session.JoinPath(q.Path, fmt.Sprintf("%s%s%0*d", prefix, q.LockName, seqDigits, seq))
-	node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral)
+	node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral, guard)
 	if err != nil {
-		if !definitelyNotCreated(err) {
+		if !definitelyNotCreated(err) && !errors.Is(err, session.ErrGuardFailed) {
 			cleanupProtectedInBackground(q.Client, q.Path, prefix, sess.ID())
 		}
 		return nil, q.notAcquired(ctx, err)

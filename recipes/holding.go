@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -130,31 +131,58 @@ func (h *holding) release(ctx context.Context) error {
 	h.count--
 	last := h.count == 0
 	h.mu.Unlock()
-	if !last {
+	lost := h.ctx.Err() != nil
+	cause := context.Cause(h.ctx)
+	if last {
+		// The holding's context ends before the node goes: once the node is
+		// deleted another holder may start at once.
+		h.finish(ErrReleased)
+	}
+	switch {
+	case lost:
+		// lose already removes the node in the background.
+		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
+	case !last:
 		return nil
 	}
-	if h.ctx.Err() != nil {
-		// Lost: lose already removes the node in the background.
-		cause := context.Cause(h.ctx)
-		h.finish(ErrReleased)
-		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
-	}
-	err := h.remove(ctx)
+	err := h.removeOnRelease(ctx)
 	if errors.Is(err, errNodeGone) {
-		h.finish(ErrReleased)
 		return fmt.Errorf("%w: %s: %w", ErrLockLost, h.node, err)
 	}
 	if err != nil {
-		done := make(chan struct{})
-		inBackground(h.client, h.node, h.removeQuietly, done)
-		go func() {
-			<-done
-			h.finish(ErrReleased)
-		}()
+		inBackground(h.client, h.node, h.removeQuietly, nil)
 		return fmt.Errorf("recipes: release %s: delete will be retried in the background: %w", h.node, err)
 	}
-	h.finish(ErrReleased)
 	return nil
+}
+
+// removeOnRelease is remove, retried by hand so that a node found gone
+// after a lost reply counts as deleted by us, not by someone else.
+func (h *holding) removeOnRelease(ctx context.Context) error {
+	err := h.remove(session.WithoutRetry(ctx))
+	if !session.IsRetryable(err) {
+		return err
+	}
+	// The first delete may have been applied: from now on, gone is done.
+	return retryRemove(ctx, h.removeQuietly)
+}
+
+// retryRemove retries a clean-up a few times while ctx allows.
+func retryRemove(ctx context.Context, clean func(context.Context) error) error {
+	wait := cleanupRetry
+	var err error
+	for range 5 {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		if err = clean(ctx); err == nil || !session.IsRetryable(err) {
+			return err
+		}
+		wait = min(2*wait, cleanupRetryCap)
+	}
+	return err
 }
 
 func (h *holding) finish(cause error) {
@@ -203,9 +231,8 @@ func (l *handle) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return ErrNotHeld
 	}
-	err := l.h.release(ctx)
-	l.cancel(ErrReleased) // no-op when the holding already ended: its cause stays
-	return err
+	l.cancel(ErrReleased) // first; a no-op when the holding already ended: its cause stays
+	return l.h.release(ctx)
 }
 
 // NodeLease is a Lease backed by a ZooKeeper lock node: every ZooKeeper
@@ -222,9 +249,15 @@ type NodeLease interface {
 // a write that cannot land once the lock is lost. The error is
 // session.ErrGuardFailed when the node is gone.
 func GuardedMulti(ctx context.Context, c *session.Client, lease Lease, ops ...session.Op) ([]zk.MultiResponse, error) {
-	nl, ok := lease.(NodeLease)
-	if !ok {
+	nl, ok := lease.(*handle)
+	if !ok || nl == nil {
 		return nil, fmt.Errorf("%w: lease %T has no ZooKeeper node", ErrInvalidArgument, lease)
+	}
+	if nl.h.shared {
+		// The exclusive lock's node has a fixed path: its existence does not
+		// prove it is still ours. Fence with the token instead.
+		return nil, fmt.Errorf("%w: GuardedMulti cannot guard a lock whose node path is shared "+
+			"(the exclusive lock); write through session.FencedResource with lease.Token()", ErrInvalidArgument)
 	}
 	if err := nl.Err(); err != nil {
 		return nil, errors.Join(session.ErrGuardFailed, err)

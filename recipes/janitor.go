@@ -3,6 +3,7 @@ package recipes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -23,18 +24,19 @@ const (
 	cleanupRetryCap = 2 * time.Second
 )
 
-// deleteNode removes a node of session sessID. It returns nil once the node
-// is gone, or once it no longer matters: the client moved to another
-// session (ephemeral nodes of the old one die with it) or was closed.
+// deleteNode removes a node named with our protected prefix (so it can be
+// nobody else's). It returns nil once the node is gone or the client is
+// closed, and the error otherwise: the caller retries. This ends, because a
+// node whose session has ended is removed by the server (NoNode), and one
+// whose create landed in the client's next session (a request queued during
+// a disconnection) is deleted once connected. sessID is the session the node
+// was created for, kept for the log.
 func deleteNode(ctx context.Context, c *session.Client, path string, sessID int64) error {
 	err := c.Delete(ctx, path, -1)
-	if err == nil || errors.Is(err, zk.ErrNoNode) {
+	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, session.ErrClosed) {
 		return nil
 	}
-	if errors.Is(err, session.ErrClosed) || !sessionMayLive(c, sessID) {
-		return nil
-	}
-	return err
+	return fmt.Errorf("session 0x%x: %w", sessID, err)
 }
 
 // deleteProtected removes every node under parent whose name starts with
@@ -46,7 +48,7 @@ func deleteProtected(ctx context.Context, c *session.Client, parent, prefix stri
 		return nil
 	}
 	if err != nil {
-		if errors.Is(err, session.ErrClosed) || !sessionMayLive(c, sessID) {
+		if errors.Is(err, session.ErrClosed) {
 			return nil
 		}
 		return err

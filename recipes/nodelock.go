@@ -34,8 +34,11 @@ func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
 			return nil, l.notAcquired(ctx, err)
 		}
 		h, err := l.attempt(ctx, sess, try)
-		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
-			continue
+		if errors.Is(err, errSessionEnded) {
+			if ctx.Err() != nil {
+				return nil, NotAcquired(ctx)
+			}
+			continue // start over with the next session
 		}
 		if err != nil {
 			return nil, err
@@ -78,6 +81,9 @@ func (l *NodeLock) attempt(ctx context.Context, sess *session.Session, try bool)
 			return nil, fmt.Errorf("%w: %s", ErrLocked, l.node())
 		}
 		kids, _, ev, err := l.Client.ChildrenW(octx, l.Path)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // released, and the empty parent reaped: create again
+		}
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -110,6 +116,10 @@ func (l *NodeLock) create(ctx context.Context, sess *session.Session) (int64, er
 	res := make(chan created, 1)
 	go func() {
 		for {
+			if sess.Err() != nil {
+				res <- created{err: errSessionEnded}
+				return
+			}
 			node, czxid, err := l.Client.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
 			if !session.IsRetryable(err) || sess.Err() != nil {
 				res <- created{node, czxid, err}
@@ -124,11 +134,16 @@ func (l *NodeLock) create(ctx context.Context, sess *session.Session) (int64, er
 	}()
 	settle := func(r created) {
 		if r.err == nil || !definitelyNotCreated(r.err) {
-			inBackground(l.Client, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID()) }, nil)
+			inBackground(l.Client, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID(), r.czxid) }, nil)
 		}
 	}
 	select {
 	case r := <-res:
+		if r.err == nil && sess.Err() != nil {
+			// Created, but the session value ended meanwhile: not a lease.
+			settle(r)
+			return 0, errSessionEnded
+		}
 		if r.err != nil && !errors.Is(r.err, zk.ErrNodeExists) {
 			settle(r)
 			if sess.Err() != nil {
@@ -160,17 +175,25 @@ func (l *NodeLock) findOurs(sess *session.Session) created {
 	}
 }
 
-// deleteIfOurs removes the lock node only when session sessID owns it.
-func (l *NodeLock) deleteIfOurs(ctx context.Context, sessID int64) error {
+// deleteIfOurs removes the lock node only when it is the one our create
+// made: the czxid our create returned (whichever session it landed in), or,
+// when the reply was lost (czxid 0), a node that session sessID owns.
+func (l *NodeLock) deleteIfOurs(ctx context.Context, sessID, czxid int64) error {
 	_, st, err := l.Client.Get(ctx, l.node())
-	if errors.Is(err, zk.ErrNoNode) || (err == nil && st.EphemeralOwner != sessID) {
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, session.ErrClosed):
 		return nil
-	}
-	if err != nil {
-		if errors.Is(err, session.ErrClosed) || !sessionMayLive(l.Client, sessID) {
-			return nil
+	case err != nil:
+		if czxid == 0 && !sessionMayLive(l.Client, sessID) {
+			return nil // the session's nodes are gone or going
 		}
 		return err
+	case czxid != 0 && st.Czxid != czxid, czxid == 0 && st.EphemeralOwner != sessID:
+		return nil // another holder's node
 	}
-	return deleteNode(ctx, l.Client, l.node(), sessID)
+	err = l.Client.Delete(ctx, l.node(), st.Version)
+	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return nil
+	}
+	return err
 }

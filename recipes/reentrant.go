@@ -92,11 +92,14 @@ func (l *QueueLock) HeldNode(ctx context.Context) (string, bool) {
 // takes to downgrade (Curator since CURATOR-621), whose node sorts beside
 // the writer's so that no queued writer can slip in between. The caller
 // must hold what makes that safe (the write lock).
-func (l *QueueLock) AcquireAt(ctx context.Context, seq int64) (Lease, error) {
+//
+// guard is the node that makes it safe (the writer's): the new node is
+// created only while guard exists, in the same transaction.
+func (l *QueueLock) AcquireAt(ctx context.Context, seq int64, guard string) (Lease, error) {
 	if err := CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	h, err := l.q.acquireAt(ctx, seq)
+	h, err := l.q.acquireAt(ctx, seq, guard)
 	if err != nil {
 		return nil, err
 	}

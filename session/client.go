@@ -22,7 +22,8 @@ type Client struct {
 	log     *slog.Logger
 
 	mu        sync.Mutex
-	conn      *zk.Conn      // nil while a new connection authenticates
+	conn      *zk.Conn      // the usable connection; nil while one is dialed or authenticates
+	pending   *zk.Conn      // the current generation's connection, usable or not
 	connGen   uint64        // events of older connections are ignored
 	connReady chan struct{} // closed once conn is set
 	m         machine
@@ -33,7 +34,8 @@ type Client struct {
 	subs      []*subscriber
 	closed    bool
 	done      chan struct{}
-	wg        sync.WaitGroup // background work: closing old connections, auth
+	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog
+	live      liveness
 }
 
 // Connect opens a client to the ZooKeeper servers ("host:port"; the port
@@ -70,11 +72,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		m:         machine{policy: cfg.policy},
 	}
 	c.mu.Lock()
-	err = c.dialLocked()
+	c.startDialLocked()
 	c.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
+	c.wg.Add(1)
+	go c.watch()
 	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
 	defer cancel()
 	if _, err := c.Session(waitCtx); err != nil {
@@ -113,11 +114,56 @@ func parseServers(servers []string) ([]string, error) {
 	return out, nil
 }
 
-// dialLocked starts a new zk.Conn (it connects in the background) and makes
-// it current once its credentials are registered.
-func (c *Client) dialLocked() error {
+// startDialLocked starts a new connection generation: a goroutine dials
+// (outside the lock: resolving the servers' names may take seconds, and
+// fails while DNS is down, so it is retried with backoff until the client
+// is closed) and makes the connection current once its credentials are
+// registered.
+func (c *Client) startDialLocked() {
 	c.connGen++
 	gen := c.connGen
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.dial(gen)
+	}()
+}
+
+func (c *Client) dial(gen uint64) {
+	wait := DefaultRetryBase
+	var conn *zk.Conn
+	for {
+		var err error
+		if conn, err = c.newConn(gen); err == nil {
+			break
+		}
+		c.log.Error("zookeeper connect failed, retrying", "err", err, "in", wait)
+		select {
+		case <-c.done:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, DefaultRetryCap)
+	}
+	c.mu.Lock()
+	if gen != c.connGen || c.closed {
+		c.mu.Unlock()
+		conn.Close()
+		return
+	}
+	c.pending = conn
+	c.mu.Unlock()
+	c.authenticate(conn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen == c.connGen && !c.closed {
+		c.setConnLocked(gen, conn)
+	}
+}
+
+// newConn starts a zk.Conn (it connects in the background) whose session
+// events feed the state machine while gen is current.
+func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
 	cb := func(ev zk.Event) {
@@ -129,27 +175,19 @@ func (c *Client) dialLocked() error {
 	}
 	conn, _, err := zk.Connect(c.servers, c.cfg.sessionTimeout,
 		zk.WithEventCallback(cb),
-		zk.WithLogger(zkLogger{c.log}),
-		zk.WithLogInfo(false))
+		zk.WithDialer(c.live.dialer),
+		zk.WithLogger(zkLogger{c.log, &c.live}),
+		zk.WithLogInfo(true))
 	close(ready)
 	if err != nil {
-		return fmt.Errorf("session: connect: %w", err)
+		return nil, fmt.Errorf("session: connect: %w", err)
 	}
-	if len(c.cfg.auth) == 0 {
-		c.setConnLocked(gen, conn)
-		return nil
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		c.authenticate(gen, conn)
-	}()
-	return nil
+	return conn, nil
 }
 
 // authenticate registers the digest credentials on a new connection before
 // any operation may use it; go-zookeeper re-sends them on reconnects.
-func (c *Client) authenticate(gen uint64, conn *zk.Conn) {
+func (c *Client) authenticate(conn *zk.Conn) {
 	for _, cred := range c.cfg.auth {
 		for {
 			err := conn.AddAuth("digest", cred)
@@ -166,11 +204,6 @@ func (c *Client) authenticate(gen uint64, conn *zk.Conn) {
 			case <-time.After(DefaultRetryBase):
 			}
 		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen == c.connGen && !c.closed {
-		c.setConnLocked(gen, conn)
 	}
 }
 
@@ -200,7 +233,7 @@ func (c *Client) applyLocked(in input, id int64) {
 		c.sess.cancel(a.endSession)
 	}
 	if a.newSession {
-		c.sess = newSession(a.sessionIDSet, c.cfg.sessionTimeout)
+		c.sess = newSession(a.sessionIDSet, c.live.timeout(c.cfg.sessionTimeout))
 	}
 	if a.stopTimers || a.startTimers {
 		c.stopTimersLocked()
@@ -228,6 +261,7 @@ func (c *Client) applyLocked(in input, id int64) {
 
 func (c *Client) startTimersLocked() {
 	gen := c.timerGen
+	t := c.live.timeout(c.cfg.sessionTimeout)
 	fire := func(in input) func() {
 		return func() {
 			c.mu.Lock()
@@ -238,8 +272,8 @@ func (c *Client) startTimersLocked() {
 		}
 	}
 	c.timers = append(c.timers,
-		time.AfterFunc(c.cfg.sessionTimeout/3, fire(inTrustTimeout)),
-		time.AfterFunc(c.cfg.sessionTimeout, fire(inSuspendTimeout)))
+		time.AfterFunc(max(0, trustUntil(t)-c.live.sinceRead(time.Now())), fire(inTrustTimeout)),
+		time.AfterFunc(t, fire(inSuspendTimeout)))
 }
 
 func (c *Client) stopTimersLocked() {
@@ -253,8 +287,8 @@ func (c *Client) stopTimersLocked() {
 // replaceConnLocked abandons the current connection (and so its session:
 // Curator's simulated expiry) and dials a new one.
 func (c *Client) replaceConnLocked() {
-	old := c.conn
-	c.conn = nil
+	old := c.pending
+	c.conn, c.pending = nil, nil
 	c.connReady = make(chan struct{})
 	if old != nil {
 		c.wg.Add(1)
@@ -263,9 +297,7 @@ func (c *Client) replaceConnLocked() {
 			old.Close()
 		}()
 	}
-	if err := c.dialLocked(); err != nil {
-		c.log.Error("zookeeper reconnect failed", "err", err)
-	}
+	c.startDialLocked()
 }
 
 // Close ends the session and closes the connection. Subscribers receive
@@ -279,8 +311,8 @@ func (c *Client) Close() {
 	c.applyLocked(inClose, 0)
 	c.closed = true
 	close(c.done)
-	conn := c.conn
-	c.conn = nil
+	conn := c.pending // the current connection, usable or still authenticating
+	c.conn, c.pending = nil, nil
 	c.connGen++
 	subs := c.subs
 	c.subs = nil
@@ -301,8 +333,10 @@ func (c *Client) State() State {
 	return c.m.state
 }
 
-// SessionTimeout returns the session timeout the client asked for.
-func (c *Client) SessionTimeout() time.Duration { return c.cfg.sessionTimeout }
+// SessionTimeout returns the session timeout the server granted (it clamps
+// the one asked for to its min/maxSessionTimeout), or the one asked for
+// before the first session.
+func (c *Client) SessionTimeout() time.Duration { return c.live.timeout(c.cfg.sessionTimeout) }
 
 // Namespace returns the namespace ("" for none).
 func (c *Client) Namespace() string { return string(c.cfg.namespace) }
@@ -310,9 +344,14 @@ func (c *Client) Namespace() string { return string(c.cfg.namespace) }
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.log }
 
-// zkLogger routes go-zookeeper's messages to slog at Debug.
-type zkLogger struct{ l *slog.Logger }
+// zkLogger routes go-zookeeper's messages to slog at Debug, and notes the
+// negotiated session timeout on the way.
+type zkLogger struct {
+	l    *slog.Logger
+	live *liveness
+}
 
 func (z zkLogger) Printf(format string, args ...any) {
+	z.live.noteLog(format, args)
 	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
 }

@@ -26,6 +26,7 @@ func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
 		}
 		select {
 		case <-ready:
+		case <-c.done:
 		case <-ctx.Done():
 			return nil, ctxError(ctx)
 		}
@@ -56,7 +57,7 @@ func (c *Client) do(ctx context.Context, retryable bool, fn func(*zk.Conn) error
 			return ctxError(ctx)
 		}
 	}
-	if !retryable {
+	if !retryable || ctx.Value(noRetryKey{}) != nil {
 		return once()
 	}
 	return retry(ctx, c.cfg.retry, once)
@@ -283,7 +284,10 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 // one each time, and its data must be empty (lock parents are). Never
 // retried: use it for sequential nodes in protected mode. Missing parents
 // are created as containers.
-func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32) (string, int64, error) {
+//
+// Guards, if any, are paths that must exist for the create to happen (check
+// ops in the same multi); when one is gone the error is ErrGuardFailed.
+func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
 	if err := ValidatePath(path); err != nil {
 		return "", 0, err
 	}
@@ -292,19 +296,33 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 		return "", 0, invalid("CreateWithZxid needs a parent below the root: %q", path)
 	}
 	full, fullParent := c.cfg.namespace.full(path), c.cfg.namespace.full(parent)
+	ops := make([]any, 0, 2+len(guards))
+	for _, g := range guards {
+		if err := ValidatePath(g); err != nil {
+			return "", 0, err
+		}
+		ops = append(ops, &zk.CheckVersionRequest{Path: c.cfg.namespace.full(g), Version: -1})
+	}
+	ops = append(ops,
+		&zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags},
+		&zk.SetDataRequest{Path: fullParent, Version: -1})
 	var (
 		created string
 		zxid    int64
 	)
 	err := c.do(ctx, false, func(conn *zk.Conn) error {
 		for attempt := 0; ; attempt++ {
-			res, err := conn.Multi(
-				&zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags},
-				&zk.SetDataRequest{Path: fullParent, Version: -1})
+			res, err := conn.Multi(ops...)
 			if err == nil {
-				created, zxid = res[0].String, res[1].Stat.Mzxid
+				created, zxid = res[len(guards)].String, res[len(guards)+1].Stat.Mzxid
 				return nil
 			}
+			for i := range guards {
+				if i < len(res) && errors.Is(res[i].Error, zk.ErrNoNode) {
+					return fmt.Errorf("%w: %s: %w", ErrGuardFailed, guards[i], res[i].Error)
+				}
+			}
+			res = res[min(len(guards), len(res)):]
 			if len(res) == 0 || !errors.Is(res[0].Error, zk.ErrNoNode) || attempt == maxParentAttempts-1 {
 				if len(res) > 0 && res[0].Error != nil {
 					return res[0].Error

@@ -121,6 +121,16 @@ func serverErrorCode(err error) (int, bool) {
 	return 0, false
 }
 
+type noRetryKey struct{}
+
+// WithoutRetry returns a context under which the client's operations are
+// tried once, whatever the RetryPolicy: for callers that must know whether a
+// request was answered (a delete whose lost reply would make a retry report
+// NoNode).
+func WithoutRetry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noRetryKey{}, true)
+}
+
 // retry runs op until it succeeds, fails with an error that is not
 // retryable, the policy gives up or ctx ends.
 func retry(ctx context.Context, p RetryPolicy, op func() error) error {

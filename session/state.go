@@ -59,11 +59,10 @@ const (
 	// the same session brings a new value with the same ID.
 	SuspendedIsLost ErrorPolicy = iota
 	// OnlyLostIsLost: a session value survives a suspension that ends in
-	// time. It ends when the session is lost, or after being suspended for a
-	// third of the session timeout: the client cannot see the server's clock,
-	// and the server may expire the session as early as that after the
-	// disconnection was noticed (go-zookeeper notices a silent connection
-	// two thirds of a session timeout after the last reply).
+	// time. It ends when the session is lost, or three quarters of a session
+	// timeout after the server last sent anything: the client cannot see the
+	// server's clock, and the server may expire the session one session
+	// timeout after it last heard from us, so a quarter is kept as margin.
 	OnlyLostIsLost
 )
 
