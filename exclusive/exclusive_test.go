@@ -149,3 +149,16 @@ func TestCancelledWaiterLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{"lock"}, kids)
 	require.NoError(t, holder.Release(ctx))
 }
+
+// GuardedMulti cannot fence the exclusive lock (its node path is shared by
+// every holder): it refuses rather than guard nothing.
+func TestGuardedMultiRefused(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := ctxT(t)
+	c := connect(t, servers)
+	lease, err := newLock(t, c, "/exclusive/guard").Acquire(ctx)
+	require.NoError(t, err)
+	_, err = recipes.GuardedMulti(ctx, c, lease, session.CreateOp("/exclusive/guard-write", nil, 0))
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	require.NoError(t, lease.Release(ctx))
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/integration"
@@ -200,4 +201,45 @@ func TestNodeDeletedUnderHolder(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, holder.Release(ctx), recipes.ErrLockLost)
 	require.NoError(t, next.Release(ctx))
+}
+
+// Release ends the lease's context before the node goes: by the time anyone
+// can see the node deleted (and so take the lock), the old lease is over.
+func TestReleaseEndsLeaseBeforeDeleting(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := ctxT(t)
+	observer := connect(t, servers)
+	for range 20 {
+		lease, err := newMutex(t, connect(t, servers), "/faults/release-order").Acquire(ctx)
+		require.NoError(t, err)
+		_, _, ev, err := observer.GetW(ctx, lease.(recipes.NodeLease).Node())
+		require.NoError(t, err)
+		released := make(chan error, 1)
+		go func() { released <- lease.Release(ctx) }()
+		e := <-ev
+		require.Equal(t, zk.EventNodeDeleted, e.Type)
+		assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the node was gone while the lease was live")
+		require.NoError(t, <-released)
+	}
+}
+
+// A re-entered lease released after the lock was lost reports the loss too.
+func TestNestedReleaseAfterLoss(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	p := integration.NewProxy(t, z.Servers()[0])
+	ctx := ctxT(t)
+	m := newMutex(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second)), "/faults/nested")
+	outer, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	inner, err := m.Acquire(outer.Context())
+	require.NoError(t, err)
+	p.Blackhole(t)
+	select {
+	case <-inner.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("lease not ended by the partition")
+	}
+	assert.ErrorIs(t, inner.Release(ctx), recipes.ErrLockLost)
+	assert.ErrorIs(t, outer.Release(ctx), recipes.ErrLockLost)
+	p.Restore(t)
 }

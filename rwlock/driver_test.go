@@ -87,3 +87,14 @@ func TestDowngradeNodeOrder(t *testing.T) {
 	assert.Equal(t, []string{WriteName, ReadName, ReadName, WriteName}, []string{kids[0].Kind, kids[1].Kind, kids[2].Kind, kids[3].Kind})
 	assert.Equal(t, []int64{5, 5, 6, 7}, []int64{kids[0].Seq, kids[1].Seq, kids[2].Seq, kids[3].Seq})
 }
+
+func TestParticipantsViewOfDowngrade(t *testing.T) {
+	kids := queue("W4", "D4", "R5", "W6")
+	var holders []bool
+	for i := range kids {
+		d, err := readerView{}.Decide(kids, i)
+		require.NoError(t, err)
+		holders = append(holders, d.Owns)
+	}
+	assert.Equal(t, []bool{true, true, false, false}, holders, "the downgraded reader holds with its writer")
+}

@@ -90,6 +90,11 @@ func (l *RWLock) Participants(ctx context.Context) ([]recipes.Participant, error
 type readerView struct{}
 
 func (readerView) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
+	if ours > 0 && isReader(kids[ours]) && !isReader(kids[ours-1]) && kids[ours-1].Seq == kids[ours].Seq {
+		// A downgraded read node, beside its writer: it holds when the
+		// writer does.
+		return driver{write: true}.Decide(kids, ours-1)
+	}
 	return driver{write: !isReader(kids[ours])}.Decide(kids, ours)
 }
 
@@ -119,7 +124,7 @@ func (r *ReadLock) acquire(ctx context.Context, try bool) (recipes.Lease, error)
 			if !ok {
 				return nil, fmt.Errorf("rwlock: write node %s has no sequence", node)
 			}
-			return r.q.AcquireAt(ctx, c.Seq)
+			return r.q.AcquireAt(ctx, c.Seq, node)
 		}
 	}
 	if try {
