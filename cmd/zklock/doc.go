@@ -8,11 +8,28 @@
 //	zklock version
 //	zklock --help
 //
-// zklock takes the lock at PATH (the module's mutex: Curator's
+// zklock takes the lock at PATH (by default the module's mutex: Curator's
 // InterProcessMutex, so Java processes using Curator on the same path
 // exclude and queue with it), runs COMMAND with stdin, stdout and stderr
 // passed through, releases the lock when COMMAND exits and exits with
 // COMMAND's status. Waiters are served in the order they asked.
+//
+// Other locks (at most one of these flags; more is a usage error):
+//
+//	--read       the read half of the read/write lock at PATH (package rwlock:
+//	             Curator's InterProcessReadWriteLock): any number of readers hold
+//	             it at once, never while a writer holds it or waits ahead of them
+//	--write      the write half of that lock: one writer, and no reader, holds it
+//	--exclusive  the herd-style exclusive lock (package exclusive): one ephemeral
+//	             node PATH/lock; waiters watch PATH's children and race for the
+//	             node when it goes (no queue, not fair, not compatible with Curator)
+//
+// Every process locking one PATH must take the same kind of lock (--read and
+// --write together make one lock): the exclusive lock's node and the queued
+// locks' nodes do not see each other. Whatever the kind, --data is stored in
+// the lock node, ZKLOCK_PATH, ZKLOCK_NODE and ZKLOCK_TOKEN are set, and a
+// lost lock ends the run as described below. Readers' fencing tokens order
+// them among the writers, not among themselves.
 //
 // Flags (before PATH or between PATH and --):
 //
@@ -22,7 +39,7 @@
 //	--timeout DUR            stop waiting (connecting included) after DUR: exit 75 (default 0: forever)
 //	--try                    fail at once with exit 75 if the lock is held (like flock -n)
 //	--grace DUR              after the lock is lost, time between SIGTERM and SIGKILL (default 5s)
-//	--data STRING            stored in the lock node, shown by ls (default HOSTNAME:PID)
+//	--data STRING            stored in the lock node (any kind), shown by ls (default HOSTNAME:PID)
 //	-q, --quiet              print no messages; the exit status tells
 //	-v, --verbose            report connecting, waiting, acquiring, releasing and connection trouble
 //
@@ -74,22 +91,33 @@
 // given; with -v zklock also prints "connected to ZooKeeper at SERVERS
 // (session 0x...)", "waiting for lock PATH", "acquired lock PATH (token N,
 // node X)" and "released lock PATH", and the session's warnings (connection
-// suspended, session lost).
+// suspended, session lost). Messages name the lock as "read lock PATH",
+// "write lock PATH" or "exclusive lock PATH" with --read, --write or
+// --exclusive.
 //
 // # zklock ls
 //
-// zklock ls prints the lock's holder and waiters in queue order, one per
+// zklock ls prints the lock's holders and waiters in queue order, one per
 // line, fields separated by a tab:
 //
-//	POSITION  ROLE  NODE  SESSION  DATA
+//	POSITION  ROLE  KIND  NODE  SESSION  DATA
 //
-// POSITION is the number of nodes ahead (0 for the holder), ROLE is "holder"
-// or "waiter", NODE the node's name, SESSION its owner's session id in hex
-// (0x...) and DATA what the process stored (--data): printed as it is when it
-// is printable single-line text without tabs, else quoted as a Go string. A
-// lock that is free, or a PATH that does not exist, prints nothing (no
-// header) and exits 0. ls takes --servers, --namespace, --session-timeout,
-// -q and -v; ZooKeeper failures exit 69, usage errors 64.
+// POSITION is the number of nodes listed ahead (0 for the first), ROLE is
+// "holder" or "waiter" ("unknown" for a node of a kind zklock does not
+// know), KIND is the lock the node belongs to, told from its name: "mutex"
+// ("...lock-<seq>"), "read" ("...__READ__<seq>"), "write"
+// ("...__WRIT__<seq>"), "exclusive" ("lock") or "unknown". NODE is the
+// node's name, SESSION its owner's session id in hex (0x...) and DATA what
+// the process stored (--data): printed as it is when it is printable
+// single-line text without tabs, else quoted as a Go string. Holders are
+// marked by the lock's own rules (the recipes' Participants): several
+// readers are holders at once when no writer is ahead of them. The
+// exclusive lock's node, its holder, is listed first; its waiters create no
+// nodes and are not shown. Unknown nodes are listed in queue order when
+// their names end in a sequence number, else last. A lock that is free, or
+// a PATH that does not exist, prints nothing (no header) and exits 0. ls
+// takes --servers, --namespace, --session-timeout, -q and -v; ZooKeeper
+// failures exit 69, usage errors 64.
 //
 // # Examples
 //
@@ -97,5 +125,8 @@
 //	zklock --timeout 30s --servers zk1:2181,zk2:2181 /deploy -- make deploy
 //	zklock --try /cron/report -- ./report.sh || echo "another report is running"
 //	zklock -v /jobs/batch -- sh -c 'run-batch --fencing-token "$ZKLOCK_TOKEN"'
+//	zklock --read /data/catalog -- ./export-catalog.sh     # many readers at once
+//	zklock --write /data/catalog -- ./rebuild-catalog.sh   # alone: no reader, no other writer
+//	zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
 //	zklock ls /jobs/backup
 package main

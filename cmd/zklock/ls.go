@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -20,15 +19,28 @@ const lsTimeout = 30 * time.Second
 
 const lsUsage = `Usage: zklock ls [flags] PATH
 
-Prints the holder and the waiters of the lock at PATH in queue order, one per
-line, fields separated by a tab:
-  POSITION  number of nodes ahead (0 for the holder)
-  ROLE      holder or waiter
+Prints the holders and the waiters of the lock at PATH in queue order, one
+per line, fields separated by a tab:
+  POSITION  number of nodes listed ahead (0 for the first)
+  ROLE      holder or waiter; unknown for a node of a kind zklock does not know
+  KIND      the lock the node belongs to: mutex (zklock's default), read or
+            write (--read, --write: the read/write lock), exclusive
+            (--exclusive), or unknown
   NODE      the lock node's name
   SESSION   the session id owning the node (0x...)
   DATA      what the process stored (--data; zklock's default is HOSTNAME:PID),
             quoted as a Go string unless it is printable text without tabs
 A free lock, or a PATH that does not exist, prints nothing.
+
+The kind is told from the node names: "...lock-<seq>" is the mutex's (Curator's
+InterProcessMutex), "...__READ__<seq>" and "...__WRIT__<seq>" are the read/write
+lock's (Curator's InterProcessReadWriteLock), "lock" is the exclusive lock's.
+Holders are decided by the lock's own rules: the mutex's first node; a writer
+whose node is first; every reader with no writer ahead, so several readers
+can be holders at once. The exclusive lock has a single node, its holder's,
+listed first: its waiters create no nodes (they watch PATH) and are not shown.
+Other nodes are listed with ROLE and KIND unknown: in queue order if their
+names end in a sequence number, else last, by name.
 
 Flags:
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -37,8 +49,9 @@ Flags:
   -q, --quiet              print no error messages
   -v, --verbose            report connection trouble
 
-Example:
+Examples:
   zklock ls --servers zk1:2181 /jobs/backup
+  zklock ls /data/catalog | awk -F '\t' '$2 == "holder"'
 `
 
 // lsMain is `zklock ls [flags] PATH`.
@@ -72,21 +85,13 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		return exitUnavailable
 	}
 	defer client.Close()
-	m, err := mutex.New(client, path)
-	if err != nil {
-		return usageError(stderr, "ls: %v", err)
-	}
-	ps, err := m.Participants(ctx)
+	entries, err := listLock(ctx, client, path)
 	if err != nil {
 		rep.errorf("ls: listing lock %s: %v", path, err)
 		return exitUnavailable
 	}
-	for i, p := range ps {
-		role := "waiter"
-		if p.Holder {
-			role = "holder"
-		}
-		fmt.Fprintf(stdout, "%d\t%s\t%s\t0x%x\t%s\n", i, role, p.Node, p.SessionID, displayData(p.Data))
+	for i, e := range entries {
+		fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t0x%x\t%s\n", i, e.role, e.kind, e.node, e.session, displayData(e.data))
 	}
 	return exitOK
 }

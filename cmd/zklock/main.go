@@ -43,6 +43,19 @@ const usageText = usageLine + `
 zklock takes the ZooKeeper lock at PATH, runs COMMAND while holding it,
 releases the lock when COMMAND exits and exits with COMMAND's status.
 
+Which lock (at most one of these; default: the mutex, Curator's
+InterProcessMutex, whose waiters are served in the order they asked):
+  --read                   the read half of the read/write lock at PATH (Curator's
+                           InterProcessReadWriteLock): held by any number of readers
+                           at once, never while a writer holds it or waits ahead
+  --write                  the write half of that lock: held by one writer, with no reader
+  --exclusive              the herd-style exclusive lock: one node PATH/lock; waiters
+                           watch PATH and race for it when it goes (not fair, no queue;
+                           not compatible with any Curator lock)
+Every process locking one PATH must take the same kind of lock (--read and
+--write together are one lock): an --exclusive lock and a queued lock at the
+same PATH do not see each other.
+
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
   --namespace PATH         prefix of every path on the server (default: none)
@@ -50,7 +63,7 @@ Flags (before PATH, or between PATH and --):
   --timeout DUR            stop waiting (connecting included) after DUR, exit 75 (default 0: forever)
   --try                    fail at once with exit 75 if the lock is held
   --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
-  --data STRING            stored in the lock node, shown by ls (default HOSTNAME:PID)
+  --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID)
   -q, --quiet              print no messages (the exit status tells)
   -v, --verbose            report connecting, waiting, acquiring, releasing, connection trouble
 DUR is a Go duration (500ms, 10s, 2m) or plain seconds (10, 0.5).
@@ -65,9 +78,12 @@ process group. If the lock is lost while COMMAND runs, its process group gets
 SIGTERM, then SIGKILL after --grace, and zklock exits 76.
 
 zklock ls [--servers ...] [--namespace ...] PATH
-  prints the holder and the waiters in queue order, one per line, tab separated:
-  POSITION (nodes ahead; 0 = holder)  ROLE (holder|waiter)  NODE  SESSION (0x...)  DATA
-  A free lock prints nothing.
+  prints the holders and the waiters in queue order, one per line, tab separated:
+  POSITION (nodes listed ahead: 0, 1, ...)  ROLE (holder|waiter|unknown)
+  KIND (mutex|read|write|exclusive|unknown)  NODE  SESSION (0x...)  DATA
+  The kind is told from the node names. Several readers hold at once when no
+  writer is ahead of them. The exclusive lock shows its holder only: its
+  waiters have no nodes. A free lock prints nothing. 'zklock ls --help' for more.
 
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)
@@ -83,7 +99,12 @@ Examples:
   zklock --timeout 30s --servers zk1:2181,zk2:2181 /deploy -- make deploy
   zklock --try /cron/report -- ./report.sh || echo "another report is running"
   zklock -v /jobs/batch -- sh -c 'run-batch --fencing-token "$ZKLOCK_TOKEN"'
+  zklock --read /data/catalog -- ./export-catalog.sh      # many readers at once
+  zklock --write /data/catalog -- ./rebuild-catalog.sh    # alone: no reader, no other writer
+  zklock --write --timeout 10m /data/catalog -- ./rebuild-catalog.sh
+  zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
   zklock ls /jobs/backup
+  zklock ls /data/catalog
 `
 
 // usageError reports a usage error and returns exitUsage. It is printed even

@@ -94,6 +94,7 @@ type runOptions struct {
 	timeout time.Duration // 0: wait forever
 	grace   time.Duration
 	try     bool
+	kind    lockKind
 	data    string
 	dataSet bool // --data was given (possibly empty)
 	path    string
@@ -119,6 +120,8 @@ func parseRun(args []string) (*runOptions, error) {
 	fs.Var(durationValue{d: &o.grace}, "grace", "time between SIGTERM and SIGKILL after the lock is lost")
 	fs.BoolVar(&o.try, "try", false, "fail at once if the lock is held")
 	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
+	var kinds kindFlags
+	kinds.register(fs)
 
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -169,6 +172,11 @@ func parseRun(args []string) (*runOptions, error) {
 	if err := o.out.validate(); err != nil {
 		return nil, err
 	}
+	kind, err := kinds.kind()
+	if err != nil {
+		return nil, err
+	}
+	o.kind = kind
 	return o, nil
 }
 

@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -59,8 +59,12 @@ type runner struct {
 	stderr io.Writer
 	sigs   *signals
 	client *session.Client
-	lock   *mutex.Mutex
+	lock   recipes.Locker // nil until connected
 }
+
+// lockName names the lock in messages: "lock PATH" for the mutex, "read
+// lock PATH", "write lock PATH", "exclusive lock PATH" for the others.
+func (r *runner) lockName() string { return r.o.kind.noun() + " " + r.o.path }
 
 func (r *runner) run() int {
 	r.sigs = catchSignals()
@@ -79,7 +83,7 @@ func (r *runner) run() int {
 	if lease == nil {
 		return code
 	}
-	r.rep.infof("acquired lock %s (token %d, node %s)", r.o.path, lease.Token(), lease.Node())
+	r.rep.infof("acquired %s (token %d, node %s)", r.lockName(), lease.Token(), lease.Node())
 	if sig := r.sigs.pending(); sig != nil {
 		// Asked to stop just as the lock came: do not start COMMAND.
 		r.release(lease)
@@ -113,17 +117,18 @@ func (r *runner) acquire() (recipes.NodeLease, int) {
 	if s := client.CurrentSession(); s != nil {
 		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
 	}
-	r.lock, err = mutex.New(client, r.o.path, mutex.WithData([]byte(r.o.data)))
+	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data))
 	if err != nil {
 		return nil, usageError(r.stderr, "%v", err)
 	}
+	r.lock = lock
 
-	r.rep.infof("waiting for lock %s", r.o.path)
+	r.rep.infof("waiting for %s", r.lockName())
 	var lease recipes.Lease
 	if r.o.try {
-		lease, err = r.lock.TryAcquire(ctx)
+		lease, err = lock.TryAcquire(ctx)
 	} else {
-		lease, err = r.lock.Acquire(ctx)
+		lease, err = lock.Acquire(ctx)
 	}
 	stopWatch()
 	var sig interrupted
@@ -137,15 +142,15 @@ func (r *runner) acquire() (recipes.NodeLease, int) {
 		nl, ok := lease.(recipes.NodeLease)
 		if !ok { // every ZooKeeper lock's lease is one
 			r.release(lease)
-			r.rep.errorf("lock %s: lease %T has no node", r.o.path, lease)
+			r.rep.errorf("%s: lease %T has no node", r.lockName(), lease)
 			return nil, exitUnavailable
 		}
 		return nl, exitOK
 	case errors.Is(err, recipes.ErrLocked):
-		r.rep.errorf("lock %s is held%s", r.o.path, r.describeHolder())
+		r.rep.errorf("%s is held%s", r.lockName(), r.describeHolder())
 		return nil, exitTempFail
 	default:
-		return nil, r.notAcquired(ctx, fmt.Errorf("cannot take lock %s: %w", r.o.path, err))
+		return nil, r.notAcquired(ctx, fmt.Errorf("cannot take %s: %w", r.lockName(), err))
 	}
 }
 
@@ -157,10 +162,10 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 	cause := context.Cause(ctx)
 	switch {
 	case errors.As(cause, &sig):
-		r.rep.errorf("%v while waiting for lock %s", sig, r.o.path)
+		r.rep.errorf("%v while waiting for %s", sig, r.lockName())
 		return signalExit(sig.sig)
 	case errors.As(cause, &to):
-		what := "waiting for lock " + r.o.path
+		what := "waiting for " + r.lockName()
 		if r.client == nil {
 			what = "connecting to ZooKeeper at " + r.o.conn.servers
 		}
@@ -173,22 +178,65 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 }
 
 // describeHolder is " (held by DATA, session 0x...)" for messages, or "".
+// Readers and writers are named so ("held by reader DATA, ..."), and there
+// may be several readers: up to maxDescribed holders are shown. A reader
+// can also be kept out by a writer waiting ahead while only readers hold:
+// the first such waiter is named too ("...; waiting: writer DATA, ...").
+// Nodes of our own session (a waiter's node not yet removed) are left out.
 func (r *runner) describeHolder() string {
 	if r.lock == nil {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
-	ps, err := r.lock.Participants(ctx)
+	entries, err := listLock(ctx, r.client, r.o.path)
 	if err != nil {
 		return ""
 	}
-	for _, p := range ps {
-		if p.Holder {
-			return fmt.Sprintf(" (held by %s, session 0x%x)", displayData(p.Data), p.SessionID)
+	var ours int64
+	if s := r.client.CurrentSession(); s != nil {
+		ours = s.ID()
+	}
+	var holders []string
+	onlyReaders := true
+	for _, e := range entries {
+		if e.role != roleHolder || e.session == ours {
+			continue
+		}
+		holders = append(holders, describeEntry(e))
+		onlyReaders = onlyReaders && e.kind == kindRead.String()
+	}
+	if len(holders) == 0 {
+		return ""
+	}
+	if n := len(holders); n > maxDescribed {
+		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
+	}
+	if r.o.kind == kindRead && onlyReaders {
+		for _, e := range entries {
+			if e.role != roleHolder && e.kind != kindRead.String() && e.session != ours {
+				holders = append(holders, "waiting: "+describeEntry(e))
+				break
+			}
 		}
 	}
-	return ""
+	return " (held by " + strings.Join(holders, "; ") + ")"
+}
+
+// maxDescribed is how many holders describeHolder names.
+const maxDescribed = 3
+
+// describeEntry is "DATA, session 0x...", with "reader " or "writer " first
+// for the nodes of a read/write lock.
+func describeEntry(e lockEntry) string {
+	who := ""
+	switch e.kind {
+	case kindRead.String():
+		who = "reader "
+	case kindWrite.String():
+		who = "writer "
+	}
+	return fmt.Sprintf("%s%s, session 0x%x", who, displayData(e.data), e.session)
 }
 
 // runHolding runs COMMAND under lease and returns the exit status.
@@ -234,8 +282,8 @@ func (r *runner) lost(ch *child, cause error) int {
 	if res.err != nil {
 		status = res.err.Error()
 	}
-	r.rep.errorf("lock %s lost while %s was running: %v (%s; %s %s)",
-		r.o.path, r.o.argv[0], cause, how, r.o.argv[0], status)
+	r.rep.errorf("%s lost while %s was running: %v (%s; %s %s)",
+		r.lockName(), r.o.argv[0], cause, how, r.o.argv[0], status)
 	return exitLockLost
 }
 
@@ -256,8 +304,8 @@ func (r *runner) finish(lease recipes.NodeLease, res exitResult) int {
 			return res.code
 		}
 	}
-	r.rep.errorf("lock %s was lost before it was released (%s exited with status %d; its work may not have been exclusive): %v",
-		r.o.path, r.o.argv[0], res.code, err)
+	r.rep.errorf("%s was lost before it was released (%s exited with status %d; its work may not have been exclusive): %v",
+		r.lockName(), r.o.argv[0], res.code, err)
 	return exitLockLost
 }
 
@@ -269,10 +317,10 @@ func (r *runner) release(lease recipes.Lease) error {
 	err := lease.Release(ctx)
 	switch {
 	case err == nil:
-		r.rep.infof("released lock %s", r.o.path)
+		r.rep.infof("released %s", r.lockName())
 	case errors.Is(err, recipes.ErrLockLost):
 	default:
-		r.rep.errorf("releasing lock %s: %v (its node goes when the session is closed)", r.o.path, err)
+		r.rep.errorf("releasing %s: %v (its node goes when the session is closed)", r.lockName(), err)
 	}
 	return err
 }

@@ -86,7 +86,7 @@ func TestNamespace(t *testing.T) {
 
 	code, ls := runZklock(t, "ls", "--servers", srv, "--namespace", ns, path)
 	require.Equal(t, 0, code, "stderr: %s", ls.stderr)
-	assert.Contains(t, ls.stdout.String(), "\tholder\t"+node[len(path)+1:]+"\t")
+	assert.Contains(t, ls.stdout.String(), "\tholder\tmutex\t"+node[len(path)+1:]+"\t")
 
 	p.closeStdin(t)
 	assert.Equal(t, 0, p.wait(t))

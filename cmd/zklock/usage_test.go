@@ -32,6 +32,11 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"--bogus", "/lock", "--", "true"}, "flag provided but not defined: --bogus"},
 		{"flag after PATH", []string{"/lock", "--bogus", "--", "true"}, "flag provided but not defined: --bogus"},
 		{"quiet and verbose", []string{"-q", "-v", "/lock", "--", "true"}, "-q and -v cannot be used together"},
+		{"read and write", []string{"--read", "--write", "/lock", "--", "true"}, "zklock: --read and --write cannot be used together"},
+		{"read and exclusive after PATH", []string{"--read", "/lock", "--exclusive", "--", "true"}, "zklock: --read and --exclusive cannot be used together"},
+		{"write and exclusive", []string{"--exclusive", "--write", "/lock", "--", "true"}, "zklock: --write and --exclusive cannot be used together"},
+		{"all three kinds", []string{"--read", "--write", "--exclusive", "/lock", "--", "true"}, "zklock: --read, --write and --exclusive cannot be used together"},
+		{"kind flag for ls", []string{"ls", "--read", "/lock"}, "flag provided but not defined: --read"},
 		{"bad namespace", []string{"--namespace", "ns", "/lock", "--", "true"}, `invalid --namespace: path "ns": not absolute`},
 		{"bad server port", []string{"--servers", "127.0.0.1:99999", "/lock", "--", "true"}, `invalid --servers: server address "127.0.0.1:99999": bad port "99999"`},
 		{"subcommand after flags", []string{"--servers", "127.0.0.1:1", "ls", "/lock"}, "subcommands come first"},
@@ -70,10 +75,17 @@ func TestHelpAndVersion(t *testing.T) {
 		assert.Contains(t, out, "Examples:")
 		assert.Contains(t, out, "--timeout")
 		assert.Contains(t, out, "ZKLOCK_TOKEN")
+		for _, flag := range []string{"--read", "--write", "--exclusive"} {
+			assert.Contains(t, out, "\n  "+flag+" ", "the flag is described")
+			assert.Contains(t, out, "\n  zklock "+flag+" ", "an example uses the flag")
+		}
+		assert.Contains(t, out, "KIND (mutex|read|write|exclusive|unknown)")
 	}
 	code, p := runZklock(t, "ls", "--help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, p.stdout.String(), "Usage: zklock ls [flags] PATH")
+	assert.Contains(t, p.stdout.String(), "\n  KIND ")
+	assert.Contains(t, p.stdout.String(), "its waiters create no nodes")
 
 	code, p = runZklock(t, "version")
 	assert.Equal(t, 0, code)

@@ -40,7 +40,7 @@ func TestTimeoutBehindHolder(t *testing.T) {
 	require.Equal(t, 0, code)
 	lines := strings.Split(strings.TrimSpace(ls.stdout.String()), "\n")
 	require.Len(t, lines, 1, "ls:\n%s", ls.stdout)
-	assert.True(t, strings.HasPrefix(lines[0], "0\tholder\t"+ps[0].Node+"\t"), "ls: %q", lines[0])
+	assert.True(t, strings.HasPrefix(lines[0], "0\tholder\tmutex\t"+ps[0].Node+"\t"), "ls: %q", lines[0])
 
 	holder.closeStdin(t)
 	assert.Equal(t, 0, holder.wait(t))

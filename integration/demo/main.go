@@ -91,7 +91,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("zklock ls: %w", err)
 	}
-	say("demo", "zklock ls %s (position, role, node, session, data):", lockPath)
+	say("demo", "zklock ls %s (position, role, kind, node, session, data):", lockPath)
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		say("ls", "%s", line)
 	}

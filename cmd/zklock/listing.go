@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/exclusive"
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// The roles ls shows, and the kind of a node it cannot classify (the other
+// kinds are lockKind's names).
+const (
+	roleHolder  = "holder"
+	roleWaiter  = "waiter"
+	roleUnknown = "unknown"
+	kindUnknown = "unknown"
+)
+
+// lockEntry is one node under a lock path, as ls prints it.
+type lockEntry struct {
+	role    string // roleHolder, roleWaiter or roleUnknown
+	kind    string // "mutex", "read", "write", "exclusive" or kindUnknown
+	node    string // the node's name
+	session int64  // its ephemeral owner (0 for a persistent node)
+	data    []byte
+}
+
+// nodeKind classifies a node under a lock path by its name: the mutex's
+// "...lock-<seq>", the read/write lock's "...__READ__<seq>" and
+// "...__WRIT__<seq>", the exclusive lock's "lock"; anything else is
+// kindUnknown.
+func nodeKind(name string) string {
+	if name == exclusive.NodeName {
+		return kindExclusive.String()
+	}
+	c, ok := recipes.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName)
+	if !ok {
+		return kindUnknown
+	}
+	switch c.Kind {
+	case mutex.LockName:
+		return kindMutex.String()
+	case rwlock.ReadName:
+		return kindRead.String()
+	case rwlock.WriteName:
+		return kindWrite.String()
+	}
+	return kindUnknown
+}
+
+// isReadWrite reports whether a node is a reader's or a writer's.
+func isReadWrite(name string) bool {
+	k := nodeKind(name)
+	return k == kindRead.String() || k == kindWrite.String()
+}
+
+// listLock lists the nodes under the lock path: first the exclusive lock's
+// node (the holder: its waiters have no nodes), then the queue of the mutex
+// or the read/write lock in queue order, with the holders as the library
+// decides them, then any other node, by name. Nodes of a kind zklock does
+// not know are listed with role and kind "unknown". A path that does not
+// exist lists nothing.
+func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
+	names, _, err := c.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []lockEntry
+	add := func(name, role, kind string) error {
+		data, st, err := c.Get(ctx, session.JoinPath(path, name))
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return nil // gone meanwhile
+		case err != nil:
+			return err
+		}
+		out = append(out, lockEntry{role: role, kind: kind, node: name, session: st.EphemeralOwner, data: data})
+		return nil
+	}
+
+	if slices.Contains(names, exclusive.NodeName) {
+		if err := add(exclusive.NodeName, roleHolder, kindExclusive.String()); err != nil {
+			return nil, err
+		}
+	}
+
+	ps, err := queueParticipants(ctx, c, path, slices.ContainsFunc(names, isReadWrite))
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{exclusive.NodeName: true}
+	for _, p := range ps {
+		listed[p.Node] = true
+		e := lockEntry{role: roleWaiter, kind: nodeKind(p.Node), node: p.Node, session: p.SessionID, data: p.Data}
+		switch {
+		case e.kind == kindUnknown:
+			e.role = roleUnknown
+		case p.Holder:
+			e.role = roleHolder
+		}
+		out = append(out, e)
+	}
+
+	// The rest of the first listing: nodes that are not queue entries (no
+	// sequence number), or queue entries gone meanwhile (add skips them).
+	slices.Sort(names)
+	for _, n := range names {
+		if listed[n] {
+			continue
+		}
+		if err := add(n, roleUnknown, kindUnknown); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// queueParticipants lists the queue entries under path, holders marked by
+// the library's own rules: the read/write lock's when readers or writers
+// queue there, else the mutex's. (The read/write lock counts any other
+// queued node, a mutex's included, as a writer, as the mutex counts every
+// node ahead of its own: so the read/write lock's rules also hold for a
+// mutex queued in the same parent.) rw says whether readers or writers were
+// seen; if some show up only in this listing, it is done again with the
+// read/write lock's rules.
+func queueParticipants(ctx context.Context, c *session.Client, path string, rw bool) ([]recipes.Participant, error) {
+	for {
+		var (
+			ps  []recipes.Participant
+			err error
+		)
+		if rw {
+			var l *rwlock.RWLock
+			if l, err = rwlock.New(c, path); err == nil {
+				ps, err = l.Participants(ctx)
+			}
+		} else {
+			var m *mutex.Mutex
+			if m, err = mutex.New(c, path); err == nil {
+				ps, err = m.Participants(ctx)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rw || !slices.ContainsFunc(ps, func(p recipes.Participant) bool { return isReadWrite(p.Node) }) {
+			return ps, nil
+		}
+		rw = true
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/exclusive"
+	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// lockKind is which lock zklock takes at PATH.
+type lockKind int
+
+const (
+	kindMutex     lockKind = iota // the default: mutex.Mutex (Curator's InterProcessMutex)
+	kindRead                      // --read: the shared half of rwlock.RWLock
+	kindWrite                     // --write: the exclusive half of rwlock.RWLock
+	kindExclusive                 // --exclusive: exclusive.Lock (one node PATH/lock)
+)
+
+// String is the kind as ls's KIND column shows it.
+func (k lockKind) String() string {
+	switch k {
+	case kindRead:
+		return "read"
+	case kindWrite:
+		return "write"
+	case kindExclusive:
+		return "exclusive"
+	default:
+		return "mutex"
+	}
+}
+
+// noun names the lock in messages: "lock" for the mutex (as before the
+// other kinds existed), else "read lock", "write lock", "exclusive lock".
+func (k lockKind) noun() string {
+	if k == kindMutex {
+		return "lock"
+	}
+	return k.String() + " lock"
+}
+
+// kindFlags are --read, --write and --exclusive.
+type kindFlags struct {
+	read, write, exclusive bool
+}
+
+func (f *kindFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.read, "read", false, "take the read half of the read/write lock")
+	fs.BoolVar(&f.write, "write", false, "take the write half of the read/write lock")
+	fs.BoolVar(&f.exclusive, "exclusive", false, "take the herd-style exclusive lock")
+}
+
+// kind is the lock the flags ask for; more than one of them is a usage
+// error naming them.
+func (f *kindFlags) kind() (lockKind, error) {
+	var set []string
+	k := kindMutex
+	if f.read {
+		set, k = append(set, "--read"), kindRead
+	}
+	if f.write {
+		set, k = append(set, "--write"), kindWrite
+	}
+	if f.exclusive {
+		set, k = append(set, "--exclusive"), kindExclusive
+	}
+	if len(set) > 1 {
+		last := len(set) - 1
+		return kindMutex, errors.New(strings.Join(set[:last], ", ") + " and " + set[last] +
+			" cannot be used together")
+	}
+	return k, nil
+}
+
+// newLocker returns the lock of kind k at path, storing data in its node.
+// No I/O is done.
+func newLocker(c *session.Client, path string, k lockKind, data []byte) (recipes.Locker, error) {
+	switch k {
+	case kindRead, kindWrite:
+		rw, err := rwlock.New(c, path, rwlock.WithData(data))
+		if err != nil {
+			return nil, err
+		}
+		if k == kindRead {
+			return rw.ReadLock(), nil
+		}
+		return rw.WriteLock(), nil
+	case kindExclusive:
+		l, err := exclusive.New(c, path, exclusive.WithData(data))
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	default:
+		m, err := mutex.New(c, path, mutex.WithData(data))
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
