@@ -1,58 +1,17 @@
 package exclusive_test
 
 import (
-	"context"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
-	"github.com/zkrecipes/zkrecipes/session"
-	"go.uber.org/goleak"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 )
 
-var shared struct {
-	once sync.Once
-	zk   *integration.ZK
-	err  error
-}
+func TestMain(m *testing.M) { zktest.Main(m) }
 
-func sharedServers(t testing.TB) []string {
-	t.Helper()
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
-	if shared.err != nil {
-		integration.Unavailable(t, "zookeeper: %v", shared.err)
-	}
-	return shared.zk.Servers()
-}
+const waitLimit = zktest.WaitLimit
 
-type closingM struct{ m *testing.M }
-
-func (c closingM) Run() int {
-	code := c.m.Run()
-	if shared.zk != nil {
-		_ = shared.zk.Close()
-	}
-	return code
-}
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(closingM{m}) }
-
-const waitLimit = 60 * time.Second
-
-func connect(t testing.TB, servers []string, opts ...session.Option) *session.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	c, err := session.Connect(ctx, servers, append([]session.Option{session.WithLogger(nil)}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	t.Cleanup(cancel)
-	return ctx
-}
+var (
+	sharedServers = zktest.Shared
+	connect       = zktest.Connect
+	ctxT          = zktest.Ctx
+)

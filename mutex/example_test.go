@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -14,13 +14,7 @@ import (
 
 // exampleServers starts (once) the ZooKeeper the examples use; in your code
 // these are your ensemble's addresses.
-func exampleServers() []string {
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
-	if shared.err != nil {
-		panic(shared.err)
-	}
-	return shared.zk.Servers()
-}
+var exampleServers = zktest.SharedForExample
 
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -32,15 +32,25 @@ type Queue struct {
 // waiting is not an error: the wait starts over with the next session, as
 // long as ctx allows.
 func (q *Queue) Acquire(ctx context.Context, try bool) (*handle, error) {
+	return acquireLoop(ctx, q.Client, q.Path, func(sess *session.Session) (*holding, error) {
+		return q.attempt(ctx, sess, try)
+	})
+}
+
+// acquireLoop runs attempt under each new session until it holds the lock
+// or fails for another reason than the end of its session; what every lock
+// of the engine shares.
+func acquireLoop(ctx context.Context, c *session.Client, what string,
+	attempt func(*session.Session) (*holding, error)) (*handle, error) {
 	if err := CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	for {
-		sess, err := q.Client.Session(ctx)
+		sess, err := c.Session(ctx)
 		if err != nil {
-			return nil, q.notAcquired(ctx, err)
+			return nil, notAcquired(ctx, what, err)
 		}
-		h, err := q.attempt(ctx, sess, try)
+		h, err := attempt(sess)
 		if errors.Is(err, errSessionEnded) {
 			if ctx.Err() != nil {
 				return nil, NotAcquired(ctx)
@@ -58,10 +68,16 @@ func (q *Queue) Acquire(ctx context.Context, try bool) (*handle, error) {
 var errSessionEnded = errors.New("recipes: session ended while waiting")
 
 func (q *Queue) notAcquired(ctx context.Context, err error) error {
+	return notAcquired(ctx, q.Path, err)
+}
+
+// notAcquired is the error of an Acquire that failed: ctx's when ctx ended,
+// err otherwise; both are ErrNotAcquired.
+func notAcquired(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return NotAcquired(ctx)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, q.Path, err)
+	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, what, err)
 }
 
 // attempt runs one queueing under one session.

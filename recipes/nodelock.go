@@ -25,33 +25,17 @@ func (l *NodeLock) node() string { return session.JoinPath(l.Path, l.Name) }
 
 // Acquire waits for the lock (try: fails at once with ErrLocked).
 func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
-	if err := CheckContext(ctx); err != nil {
-		return nil, err
+	h, err := acquireLoop(ctx, l.Client, l.node(), func(sess *session.Session) (*holding, error) {
+		return l.attempt(ctx, sess, try)
+	})
+	if err != nil {
+		return nil, err // not a typed nil in the interface
 	}
-	for {
-		sess, err := l.Client.Session(ctx)
-		if err != nil {
-			return nil, l.notAcquired(ctx, err)
-		}
-		h, err := l.attempt(ctx, sess, try)
-		if errors.Is(err, errSessionEnded) {
-			if ctx.Err() != nil {
-				return nil, NotAcquired(ctx)
-			}
-			continue // start over with the next session
-		}
-		if err != nil {
-			return nil, err
-		}
-		return newHandle(h), nil
-	}
+	return h, nil
 }
 
 func (l *NodeLock) notAcquired(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return NotAcquired(ctx)
-	}
-	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, l.node(), err)
+	return notAcquired(ctx, l.node(), err)
 }
 
 // attempt tries to create the node, waiting on the parent's children

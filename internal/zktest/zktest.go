@@ -1,0 +1,84 @@
+// Package zktest is what the recipe packages' tests share: one standalone
+// ZooKeeper per test binary, a TestMain that checks for goroutine leaks and
+// stops that server, and small helpers. It is test support, not API.
+package zktest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/session"
+	"go.uber.org/goleak"
+)
+
+// WaitLimit bounds every wait in the tests; nothing asserts on durations.
+const WaitLimit = 60 * time.Second
+
+var shared struct {
+	once sync.Once
+	zk   *integration.ZK
+	err  error
+}
+
+// Shared returns the servers of the test binary's standalone ZooKeeper,
+// started on first use (tests that stop or break a server start their own
+// with integration.StartZK).
+func Shared(t testing.TB) []string {
+	t.Helper()
+	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
+	if shared.err != nil {
+		integration.Unavailable(t, "zookeeper: %v", shared.err)
+	}
+	return shared.zk.Servers()
+}
+
+// SharedForExample is Shared for Example functions, which have no
+// testing.TB: it panics when no server can be had.
+func SharedForExample() []string {
+	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
+	if shared.err != nil {
+		panic(shared.err)
+	}
+	return shared.zk.Servers()
+}
+
+type closingM struct{ m *testing.M }
+
+func (c closingM) Run() int {
+	code := c.m.Run()
+	if shared.zk != nil {
+		_ = shared.zk.Close()
+	}
+	return code
+}
+
+// Main runs the tests, stops the shared server, checks for leaked
+// goroutines and exits: call it from TestMain.
+func Main(m *testing.M) {
+	goleak.VerifyTestMain(closingM{m})
+	os.Exit(0) // not reached: VerifyTestMain exits
+}
+
+// Connect opens a session client, quiet, closed at t's cleanup.
+func Connect(t testing.TB, servers []string, opts ...session.Option) *session.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	defer cancel()
+	c, err := session.Connect(ctx, servers, append([]session.Option{session.WithLogger(nil)}, opts...)...)
+	if err != nil {
+		t.Fatalf("connect to %v: %v", servers, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Ctx is a context bounded by WaitLimit, cancelled at t's cleanup.
+func Ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
