@@ -11,15 +11,16 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestOperationsAndNamespace(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
 	ns := fmt.Sprintf("/ns-%d", time.Now().UnixNano())
-	c := connect(t, z.Servers(), session.WithNamespace(ns))
-	raw := connect(t, z.Servers())
+	c := connect(t, servers, session.WithNamespace(ns))
+	raw := connect(t, servers)
 
 	created, err := c.Create(ctx, "/a/b/node", []byte("v1"), zk.FlagPersistent)
 	require.NoError(t, err)
@@ -68,9 +69,9 @@ func TestOperationsAndNamespace(t *testing.T) {
 }
 
 func TestWatches(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
-	c := connect(t, z.Servers())
+	c := connect(t, servers)
 	p := fmt.Sprintf("/watch-%d", time.Now().UnixNano())
 	_, err := c.Create(ctx, p+"/n", nil, zk.FlagPersistent)
 	require.NoError(t, err)
@@ -97,9 +98,9 @@ func TestWatches(t *testing.T) {
 }
 
 func TestGuardedMulti(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
-	c := connect(t, z.Servers())
+	c := connect(t, servers)
 	base := fmt.Sprintf("/guard-%d", time.Now().UnixNano())
 	lock, err := c.Create(ctx, base+"/lock/n-", nil, zk.FlagEphemeral|zk.FlagSequence)
 	require.NoError(t, err)
@@ -133,9 +134,9 @@ func TestGuardedMulti(t *testing.T) {
 }
 
 func TestFencedResource(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
-	c := connect(t, z.Servers())
+	c := connect(t, servers)
 	r, err := c.FencedResource(fmt.Sprintf("/fenced-%d/res", time.Now().UnixNano()))
 	require.NoError(t, err)
 
@@ -172,11 +173,11 @@ func TestFencedResource(t *testing.T) {
 }
 
 func TestDigestAuth(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
 	acl := zk.DigestACL(zk.PermAll, "alice", "secret")
-	alice := connect(t, z.Servers(), session.WithDigestAuth("alice", "secret"), session.WithACL(acl))
-	anon := connect(t, z.Servers())
+	alice := connect(t, servers, session.WithDigestAuth("alice", "secret"), session.WithACL(acl))
+	anon := connect(t, servers)
 	p := fmt.Sprintf("/auth-%d", time.Now().UnixNano())
 	_, err := anon.Create(ctx, p, nil, zk.FlagPersistent)
 	require.NoError(t, err)
@@ -189,11 +190,11 @@ func TestDigestAuth(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	var nilCtx context.Context
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	ok := z.Servers()
+	ok := servers
 
 	for name, tc := range map[string]struct {
 		ctx     context.Context
@@ -259,9 +260,9 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	z := sharedZK(t)
+	servers := zktest.Shared(t)
 	ctx := ctxT(t)
-	c := connect(t, z.Servers())
+	c := connect(t, servers)
 	states := subscribe(t, c)
 	s, err := c.Session(ctx)
 	require.NoError(t, err)

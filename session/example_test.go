@@ -7,19 +7,13 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // exampleServers starts (once) the ZooKeeper the examples talk to; in your
 // code these are your ensemble's addresses.
-func exampleServers() []string {
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
-	if shared.err != nil {
-		panic(shared.err)
-	}
-	return shared.zk.Servers()
-}
+var exampleServers = zktest.SharedForExample
 
 func ExampleConnect() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
