@@ -71,6 +71,22 @@ func (q *Queue) notAcquired(ctx context.Context, err error) error {
 	return notAcquired(ctx, q.Path, err)
 }
 
+// attemptFailed returns the error maker of one attempt: ctx's error when ctx
+// ended, errSessionEnded (start over) when the session did, and otherwise
+// err as ErrNotAcquired.
+func attemptFailed(ctx context.Context, sess *session.Session, what string) func(error) error {
+	return func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return NotAcquired(ctx)
+		case sess.Err() != nil:
+			return errSessionEnded
+		default:
+			return notAcquired(ctx, what, err)
+		}
+	}
+}
+
 // notAcquired is the error of an Acquire that failed: ctx's when ctx ended,
 // err otherwise; both are ErrNotAcquired.
 func notAcquired(ctx context.Context, what string, err error) error {
@@ -123,16 +139,7 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 	if ctx.Done() == nil {
 		rctx = context.Background()
 	}
-	fail := func(err error) error {
-		switch {
-		case ctx.Err() != nil:
-			return NotAcquired(ctx)
-		case sess.Err() != nil:
-			return errSessionEnded
-		default:
-			return q.notAcquired(ctx, err)
-		}
-	}
+	fail := attemptFailed(ctx, sess, q.Path)
 	name := session.BaseName(node)
 	watches := map[string]<-chan zk.Event{} // outstanding watches, by node name
 	watch := func(n string) (<-chan zk.Event, error) {

@@ -34,25 +34,12 @@ func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
 	return h, nil
 }
 
-func (l *NodeLock) notAcquired(ctx context.Context, err error) error {
-	return notAcquired(ctx, l.node(), err)
-}
-
 // attempt tries to create the node, waiting on the parent's children
 // between tries, under one session.
 func (l *NodeLock) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
-	fail := func(err error) error {
-		switch {
-		case ctx.Err() != nil:
-			return NotAcquired(ctx)
-		case sess.Err() != nil:
-			return errSessionEnded
-		default:
-			return l.notAcquired(ctx, err)
-		}
-	}
+	fail := attemptFailed(ctx, sess, l.node())
 	for {
 		token, err := l.create(ctx, sess)
 		if err == nil {
