@@ -112,9 +112,8 @@ func BenchmarkUncontended(b *testing.B) {
 	})
 }
 
-// noFastHandoff is the mutex's driver with the fast handoff and the refresh
-// turned off: a waiter lists the queue again after every wake-up, as
-// Curator does.
+// noFastHandoff is the mutex's driver with the fast handoff turned off: a
+// waiter lists the queue again after every wake-up, as Curator does.
 type noFastHandoff struct{ recipes.LeaseDriver }
 
 func (d noFastHandoff) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
@@ -123,18 +122,10 @@ func (d noFastHandoff) Decide(kids []recipes.Child, ours int) (recipes.Decision,
 	return dec, err
 }
 
-// noRefresh keeps the fast handoff but does not watch the node two ahead:
-// a waiter lists again on the critical path unless its predecessor was the
-// head when it last listed.
-type noRefresh struct{ recipes.LeaseDriver }
-
-func (d noRefresh) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
-	dec, err := d.LeaseDriver.Decide(kids, ours)
-	dec.Refresh = ""
-	return dec, err
-}
-
-var mutexDriver = recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}
+var (
+	mutexDriver     = recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}
+	lookaheadDriver = recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName, Lookahead: true}
+)
 
 // QueueLocks returns n contenders, each on its own session, for the queue
 // lock at path with driver.
@@ -185,6 +176,9 @@ func BenchmarkContended(b *testing.B) {
 		}{
 			{"mutex", func(b *testing.B) []func(func()) error {
 				return queueLocks(b, servers, benchPath("mutex"), n, mutexDriver)
+			}},
+			{"mutex-lookahead", func(b *testing.B) []func(func()) error {
+				return queueLocks(b, servers, benchPath("lookahead"), n, lookaheadDriver)
 			}},
 			{"mutex-no-fast-handoff", func(b *testing.B) []func(func()) error {
 				return queueLocks(b, servers, benchPath("nofast"), n, noFastHandoff{mutexDriver})
@@ -248,10 +242,10 @@ func BenchmarkSideBySide(b *testing.B) {
 		impls := [][]func(func()) error{
 			zkLocks(b, servers, benchPath("zklock"), sessions),
 			queueLocks(b, servers, benchPath("mutex"), sessions, mutexDriver),
-			queueLocks(b, servers, benchPath("norefresh"), sessions, noRefresh{mutexDriver}),
+			queueLocks(b, servers, benchPath("lookahead"), sessions, lookaheadDriver),
 			queueLocks(b, servers, benchPath("nofast"), sessions, noFastHandoff{mutexDriver}),
 		}
-		lockbench.SideBySide(b, []string{"zk.Lock", "mutex", "mutex-no-refresh", "mutex-no-fast-handoff"}, func(i int) (int, error) {
+		lockbench.SideBySide(b, []string{"zk.Lock", "mutex", "mutex-lookahead", "mutex-no-fast-handoff"}, func(i int) (int, error) {
 			_, err := lockbench.Contend(servers[0], impls[i], acqPerRound)
 			return acqPerRound, err
 		})

@@ -243,3 +243,18 @@ func TestNestedReleaseAfterLoss(t *testing.T) {
 	assert.ErrorIs(t, outer.Release(ctx), recipes.ErrLockLost)
 	p.Restore(t)
 }
+
+// With lookahead, waiters also watch the node two ahead and may take the
+// lock without listing: the exclusion oracle still holds.
+func TestLookaheadExclusion(t *testing.T) {
+	servers := sharedServers(t)
+	lockers := make([]recipes.Locker, 6)
+	for i := range lockers {
+		m, err := mutex.New(connect(t, servers), "/faults/lookahead", mutex.WithLookahead())
+		require.NoError(t, err)
+		lockers[i] = m
+	}
+	lost, err := locktest.Contention(ctxT(t), lockers, 30)
+	require.NoError(t, err)
+	assert.Zero(t, lost)
+}

@@ -43,11 +43,22 @@ var _ recipes.Locker = (*Mutex)(nil)
 // Option configures New.
 type Option func(*config)
 
-type config struct{ data []byte }
+type config struct {
+	data      []byte
+	lookahead bool
+}
 
 // WithData stores data in the lock node (Curator stores the participant id
 // there; zklock ls shows it). Default: none.
 func WithData(data []byte) Option { return func(c *config) { c.data = data } }
+
+// WithLookahead makes each waiter also watch the node two ahead of it, and
+// list the queue again when that node goes, while its predecessor still
+// holds: by the time the predecessor releases, the waiter knows it is next
+// and takes the lock without listing (docs/benchmarks.md measures the gain
+// under contention). Off by default: each waiter watches only its
+// predecessor, as Curator's do. Either way it queues with Curator's nodes.
+func WithLookahead() Option { return func(c *config) { c.lookahead = true } }
 
 // New returns the mutex at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
@@ -58,7 +69,7 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		o(&cfg)
 	}
-	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, recipes.LeaseDriver{Leases: 1, Kind: LockName}, cfg.data)
+	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, recipes.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: cfg.lookahead}, cfg.data)
 	if err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}

@@ -139,6 +139,10 @@ type LeaseDriver struct {
 	// same parent (a read/write lock's writer) might create a node ahead of
 	// ours (a downgrade) before it goes.
 	Kind string
+	// Lookahead also watches the node two ahead (Decision.Refresh), so that
+	// a waiter learns it is next before its predecessor releases. Off by
+	// default: then each waiter watches only its predecessor.
+	Lookahead bool
 }
 
 // Decide implements Driver.
@@ -158,7 +162,7 @@ func (d LeaseDriver) Decide(children []Child, ours int) (Decision, error) {
 		// The watched node is the head: all nodes created later sort after
 		// ours, so its deletion makes ours the head.
 		dec.FastHandoff = watch == 0 && children[0].Kind == d.Kind && d.Kind != ""
-		if watch > 0 {
+		if watch > 0 && d.Lookahead {
 			dec.Refresh = children[watch-1].Name
 		}
 	}

@@ -96,9 +96,14 @@ func TestLeaseDriver(t *testing.T) {
 		{2, 3, Decision{Watch: "lock-0000000002"}},
 		{4, 3, Decision{Owns: true}},
 	} {
-		got, err := LeaseDriver{Leases: tc.leases, Kind: "lock-"}.Decide(kids, tc.ours)
+		got, err := LeaseDriver{Leases: tc.leases, Kind: "lock-", Lookahead: true}.Decide(kids, tc.ours)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "leases %d ours %d", tc.leases, tc.ours)
+		// Without lookahead a waiter watches its predecessor only.
+		plain, err := LeaseDriver{Leases: tc.leases, Kind: "lock-"}.Decide(kids, tc.ours)
+		require.NoError(t, err)
+		tc.want.Refresh = ""
+		assert.Equal(t, tc.want, plain, "leases %d ours %d, no lookahead", tc.leases, tc.ours)
 	}
 	// A head of another kind (a writer of a read/write lock sharing the
 	// parent) could downgrade: no fast handoff behind it.

@@ -25,7 +25,12 @@ func isReader(c recipes.Child) bool { return c.Kind == ReadName || c.Kind == kaz
 // driver decides for one half of the lock. A writer owns the lock when it is
 // first of all nodes and watches its predecessor; a reader owns it when no
 // writer is ahead and watches only the nearest writer ahead.
-type driver struct{ write bool }
+type driver struct {
+	write bool
+	// lookahead: also watch the node two ahead (a writer) or the second
+	// nearest writer (a reader), to learn early that only one is left.
+	lookahead bool
+}
 
 // Decide implements recipes.Driver.
 func (d driver) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
@@ -40,7 +45,7 @@ func (d driver) Decide(kids []recipes.Child, ours int) (recipes.Decision, error)
 		// Behind the head only, and only a reader: a writer at the head may
 		// downgrade, creating a read node beside itself, ahead of us.
 		dec.FastHandoff = ours == 1 && isReader(kids[0])
-		if ours >= 2 {
+		if ours >= 2 && d.lookahead {
 			dec.Refresh = kids[ours-2].Name
 		}
 		return dec, nil
@@ -58,7 +63,7 @@ func (d driver) Decide(kids []recipes.Child, ours int) (recipes.Decision, error)
 	// With one writer ahead, its deletion leaves none: writers created later
 	// sort behind us, and a downgrade adds a reader, not a writer.
 	dec := recipes.Decision{Watch: kids[nearest].Name, FastHandoff: len(writers) == 1}
-	if len(writers) >= 2 {
+	if len(writers) >= 2 && d.lookahead {
 		dec.Refresh = kids[writers[len(writers)-2]].Name
 	}
 	return dec, nil

@@ -64,7 +64,7 @@ func TestDriver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kids := queue(tc.queue...)
-			got, err := driver{write: tc.write}.Decide(kids, tc.ours)
+			got, err := driver{write: tc.write, lookahead: true}.Decide(kids, tc.ours)
 			require.NoError(t, err)
 			exp := recipes.Decision{Owns: tc.want.owns, FastHandoff: tc.want.fast}
 			if tc.want.watch >= 0 {
@@ -74,6 +74,11 @@ func TestDriver(t *testing.T) {
 				exp.Refresh = kids[tc.want.refresh].Name
 			}
 			assert.Equal(t, exp, got)
+			// Without lookahead: only the predecessor, or the nearest writer.
+			plain, err := driver{write: tc.write}.Decide(kids, tc.ours)
+			require.NoError(t, err)
+			exp.Refresh = ""
+			assert.Equal(t, exp, plain, "no lookahead")
 		})
 	}
 	_, err := driver{}.Decide(queue("R1"), 1)

@@ -45,11 +45,18 @@ var (
 // Option configures New.
 type Option func(*config)
 
-type config struct{ data []byte }
+type config struct {
+	data      []byte
+	lookahead bool
+}
 
 // WithData stores data in every node of the lock (Curator stores the
 // participant id). Default: none.
 func WithData(data []byte) Option { return func(c *config) { c.data = data } }
+
+// WithLookahead: as mutex.WithLookahead. A writer also watches the node two
+// ahead of it, a reader the second nearest writer ahead. Off by default.
+func WithLookahead() Option { return func(c *config) { c.lookahead = true } }
 
 // New returns the read/write lock at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
@@ -60,11 +67,11 @@ func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
 		}
 		o(&cfg)
 	}
-	r, err := recipes.NewQueueLock(c, path, ReadName, kinds, driver{write: false}, cfg.data)
+	r, err := recipes.NewQueueLock(c, path, ReadName, kinds, driver{write: false, lookahead: cfg.lookahead}, cfg.data)
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}
-	w, err := recipes.NewQueueLock(c, path, WriteName, kinds, driver{write: true}, cfg.data)
+	w, err := recipes.NewQueueLock(c, path, WriteName, kinds, driver{write: true, lookahead: cfg.lookahead}, cfg.data)
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}

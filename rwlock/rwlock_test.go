@@ -219,3 +219,33 @@ func TestBadInput(t *testing.T) {
 		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
 	}
 }
+
+func TestLookaheadReadersWriters(t *testing.T) {
+	servers := sharedServers(t)
+	o := &readersWriters{readers: map[recipes.Lease]bool{}}
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		write := i >= 3
+		rw, err := rwlock.New(connect(t, servers), "/rw/lookahead", rwlock.WithLookahead())
+		require.NoError(t, err)
+		var l recipes.Locker = rw.ReadLock()
+		if write {
+			l = rw.WriteLock()
+		}
+		wg.Go(func() {
+			for range 10 {
+				lease, err := l.Acquire(ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				o.enter(lease, write)
+				time.Sleep(2 * time.Millisecond)
+				o.exit(lease, write)
+				assert.NoError(t, lease.Release(ctx))
+			}
+		})
+	}
+	wg.Wait()
+	require.Empty(t, o.errs)
+}
