@@ -76,7 +76,10 @@ func (l *Lock) Path() string { return l.n.Path }
 
 // Acquire waits until this process creates the lock node, ctx ends (an
 // error that is recipes.ErrNotAcquired and ctx's error; nothing is left on
-// the server) or the client is closed. The token is the node's czxid.
+// the server) or the client is closed. The token is the node's czxid. The
+// lease's context ends, with recipes.ErrLockLost, as soon as the session is
+// suspended or lost: it is NOT safe to assume the lock is held until
+// Release.
 func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.n.Acquire(ctx, false) }
 
 // TryAcquire creates the lock node if it does not exist, and otherwise fails

@@ -17,9 +17,12 @@
 // the client's ErrorPolicy: by default (SuspendedIsLost, Curator's standard
 // policy) a Suspended connection already ends the session value, and the
 // Reconnected state brings a new value with the same ID; with OnlyLostIsLost
-// a session value ends when the session is lost, or once it has been
-// suspended for longer than the server could keep it alive without us (a
-// third of the session timeout: see ErrorPolicy). Nothing that belonged to an
+// a session value ends when the session is lost, or three quarters of a
+// session timeout after the server last sent anything, before the server
+// may expire it (see ErrorPolicy). The client times the server's silence
+// itself: a watchdog reports Suspended after two thirds of a session timeout
+// without a byte from the server, even when go-zookeeper has not noticed.
+// Nothing that belonged to an
 // ended session value is carried over to the next one: recipes that held
 // locks under it see their leases end and clean up their nodes.
 //
