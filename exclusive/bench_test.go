@@ -23,35 +23,20 @@ func BenchmarkHerd(b *testing.B) {
 		for _, impl := range []string{"exclusive", "mutex"} {
 			b.Run(fmt.Sprintf("waiters=%d/impl=%s", n, impl), func(b *testing.B) {
 				path := fmt.Sprintf("/bench/herd-%s-%d", impl, n)
-				locks := make([]func(func()) error, n)
-				for i := range locks {
+				lockers := make([]recipes.Locker, n)
+				for i := range lockers {
 					c := connect(b, servers)
-					var l recipes.Locker
 					var err error
 					if impl == "exclusive" {
-						l, err = newLockE(c, path)
+						lockers[i], err = newLockE(c, path)
 					} else {
-						l, err = mutex.New(c, path)
+						lockers[i], err = mutex.New(c, path)
 					}
 					if err != nil {
 						b.Fatal(err)
 					}
-					locks[i] = func(held func()) error {
-						lease, err := l.Acquire(ctx)
-						if err != nil {
-							return err
-						}
-						held()
-						return lease.Release(ctx)
-					}
 				}
-				b.ResetTimer()
-				res, err := lockbench.Contend(servers[0], locks, b.N)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(res.PerSecond(), "acq/s")
-				b.ReportMetric(res.RequestsPerAcq(), "requests/acq")
+				res := lockbench.Run(b, servers[0], lockbench.Lockers(ctx, lockers...))
 				b.ReportMetric(float64(lockbench.Median(res.Handoffs).Microseconds()), "handoff-µs")
 			})
 		}

@@ -130,23 +130,15 @@ var (
 // QueueLocks returns n contenders, each on its own session, for the queue
 // lock at path with driver.
 func queueLocks(b *testing.B, servers []string, path string, n int, driver recipes.Driver) []func(func()) error {
-	ctx := context.Background()
-	locks := make([]func(func()) error, n)
-	for i := range locks {
+	lockers := make([]recipes.Locker, n)
+	for i := range lockers {
 		ql, err := recipes.NewQueueLock(connect(b, servers), path, mutex.LockName, []string{mutex.LockName}, driver, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		locks[i] = func(held func()) error {
-			l, err := ql.Acquire(ctx)
-			if err != nil {
-				return err
-			}
-			held()
-			return l.Release(ctx)
-		}
+		lockers[i] = ql
 	}
-	return locks
+	return lockbench.Lockers(context.Background(), lockers...)
 }
 
 func zkLocks(b *testing.B, servers []string, path string, n int) []func(func()) error {
@@ -186,14 +178,7 @@ func BenchmarkContended(b *testing.B) {
 			{"zk.Lock", func(b *testing.B) []func(func()) error { return zkLocks(b, servers, benchPath("zklock"), n) }},
 		} {
 			b.Run(fmt.Sprintf("sessions=%d/impl=%s", n, impl.name), func(b *testing.B) {
-				locks := impl.locks(b)
-				b.ResetTimer()
-				r, err := lockbench.Contend(servers[0], locks, b.N)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(r.PerSecond(), "acq/s")
-				b.ReportMetric(r.RequestsPerAcq(), "requests/acq")
+				lockbench.Run(b, servers[0], impl.locks(b))
 			})
 		}
 	}

@@ -41,16 +41,11 @@ type Mutex struct {
 var _ recipes.Locker = (*Mutex)(nil)
 
 // Option configures New.
-type Option func(*config)
-
-type config struct {
-	data      []byte
-	lookahead bool
-}
+type Option = recipes.QueueOption
 
 // WithData stores data in the lock node (Curator stores the participant id
 // there; zklock ls shows it). Default: none.
-func WithData(data []byte) Option { return func(c *config) { c.data = data } }
+func WithData(data []byte) Option { return recipes.WithData(data) }
 
 // WithLookahead makes each waiter also watch the node two ahead of it, and
 // list the queue again when that node goes, while its predecessor still
@@ -58,18 +53,16 @@ func WithData(data []byte) Option { return func(c *config) { c.data = data } }
 // and takes the lock without listing (docs/benchmarks.md measures the gain
 // under contention). Off by default: each waiter watches only its
 // predecessor, as Curator's do. Either way it queues with Curator's nodes.
-func WithLookahead() Option { return func(c *config) { c.lookahead = true } }
+func WithLookahead() Option { return recipes.WithLookahead() }
 
 // New returns the mutex at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
-	var cfg config
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("%w: nil Option", recipes.ErrInvalidArgument)
-		}
-		o(&cfg)
+	cfg, err := recipes.ApplyQueueOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("mutex: %w", err)
 	}
-	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, recipes.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: cfg.lookahead}, cfg.data)
+	driver := recipes.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: cfg.Lookahead}
+	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, driver, cfg.Data)
 	if err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}

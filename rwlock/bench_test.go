@@ -19,25 +19,11 @@ func BenchmarkReaders(b *testing.B) {
 	for _, n := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
 			path := fmt.Sprintf("/bench/readers-%d", n)
-			locks := make([]func(func()) error, n)
-			for i := range locks {
-				var r recipes.Locker = newRW(b, connect(b, servers), path).ReadLock()
-				locks[i] = func(held func()) error {
-					l, err := r.Acquire(ctx)
-					if err != nil {
-						return err
-					}
-					held()
-					return l.Release(ctx)
-				}
+			readers := make([]recipes.Locker, n)
+			for i := range readers {
+				readers[i] = newRW(b, connect(b, servers), path).ReadLock()
 			}
-			b.ResetTimer()
-			res, err := lockbench.Contend(servers[0], locks, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(res.PerSecond(), "acq/s")
-			b.ReportMetric(res.RequestsPerAcq(), "requests/acq")
+			lockbench.Run(b, servers[0], lockbench.Lockers(ctx, readers...))
 		})
 	}
 }

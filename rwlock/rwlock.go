@@ -43,35 +43,27 @@ var (
 )
 
 // Option configures New.
-type Option func(*config)
-
-type config struct {
-	data      []byte
-	lookahead bool
-}
+type Option = recipes.QueueOption
 
 // WithData stores data in every node of the lock (Curator stores the
 // participant id). Default: none.
-func WithData(data []byte) Option { return func(c *config) { c.data = data } }
+func WithData(data []byte) Option { return recipes.WithData(data) }
 
 // WithLookahead: as mutex.WithLookahead. A writer also watches the node two
 // ahead of it, a reader the second nearest writer ahead. Off by default.
-func WithLookahead() Option { return func(c *config) { c.lookahead = true } }
+func WithLookahead() Option { return recipes.WithLookahead() }
 
 // New returns the read/write lock at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
-	var cfg config
-	for _, o := range opts {
-		if o == nil {
-			return nil, fmt.Errorf("rwlock: %w: nil Option", recipes.ErrInvalidArgument)
-		}
-		o(&cfg)
-	}
-	r, err := recipes.NewQueueLock(c, path, ReadName, kinds, driver{write: false, lookahead: cfg.lookahead}, cfg.data)
+	cfg, err := recipes.ApplyQueueOptions(opts)
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}
-	w, err := recipes.NewQueueLock(c, path, WriteName, kinds, driver{write: true, lookahead: cfg.lookahead}, cfg.data)
+	r, err := recipes.NewQueueLock(c, path, ReadName, kinds, driver{write: false, lookahead: cfg.Lookahead}, cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("rwlock: %w", err)
+	}
+	w, err := recipes.NewQueueLock(c, path, WriteName, kinds, driver{write: true, lookahead: cfg.Lookahead}, cfg.Data)
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}

@@ -4,6 +4,7 @@
 package lockbench
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // LockFunc takes a lock and gives it back once.
@@ -127,4 +129,35 @@ func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err
 			b.ReportMetric(m/base, name+"/"+names[0])
 		}
 	}
+}
+
+// Lockers turns Lockers into lock functions for Contend: each acquires,
+// calls held, and releases.
+func Lockers(ctx context.Context, lockers ...recipes.Locker) []func(held func()) error {
+	locks := make([]func(func()) error, len(lockers))
+	for i, l := range lockers {
+		locks[i] = func(held func()) error {
+			lease, err := l.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			held()
+			return lease.Release(ctx)
+		}
+	}
+	return locks
+}
+
+// Run is Contend for a benchmark: b.N acquisitions, reporting acq/s and
+// requests/acq.
+func Run(b *testing.B, server string, locks []func(held func()) error) Result {
+	b.Helper()
+	b.ResetTimer()
+	res, err := Contend(server, locks, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(res.PerSecond(), "acq/s")
+	b.ReportMetric(res.RequestsPerAcq(), "requests/acq")
+	return res
 }
