@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -232,7 +231,7 @@ func (q *Queue) own(ctx context.Context, sess *session.Session, node string, tok
 // the server after we stopped waiting), so it runs on its own; if ctx or the
 // session ends first, the node it makes is removed in the background.
 func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int64, error) {
-	prefix := ProtectedPrefix + uuid.NewString() + "-"
+	prefix := newProtectedPrefix()
 	settle := func(r created) {
 		switch {
 		case r.err == nil:
@@ -348,7 +347,7 @@ func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*holdin
 	if err != nil {
 		return nil, q.notAcquired(ctx, err)
 	}
-	prefix := ProtectedPrefix + uuid.NewString() + "-"
+	prefix := newProtectedPrefix()
 	path := session.JoinPath(q.Path, fmt.Sprintf("%s%s%0*d", prefix, q.LockName, seqDigits, seq))
 	node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral, guard)
 	if err != nil {

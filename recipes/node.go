@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"fmt"
+	"github.com/google/uuid"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,8 +13,6 @@ const (
 	// ProtectedPrefix starts every protected-mode node: "_c_" + a 36-character
 	// UUID + "-", then the lock name and the 10-digit sequence.
 	ProtectedPrefix = "_c_"
-	// protectedLen is the length of "_c_" + UUID + "-".
-	protectedLen = len(ProtectedPrefix) + 36 + 1
 	// seqDigits is the width of a sequential node's suffix.
 	seqDigits = 10
 )
@@ -96,13 +95,8 @@ func IndexOf(children []Child, name string) int {
 	return -1
 }
 
-// ProtectedID returns the "_c_<uuid>-" prefix of a protected node name, or "".
-func ProtectedID(name string) string {
-	if len(name) < protectedLen || !strings.HasPrefix(name, ProtectedPrefix) || name[protectedLen-1] != '-' {
-		return ""
-	}
-	return name[:protectedLen]
-}
+// newProtectedPrefix returns a fresh "_c_<uuid>-" for one create.
+func newProtectedPrefix() string { return ProtectedPrefix + uuid.NewString() + "-" }
 
 // Decision is what a Driver tells the engine.
 type Decision struct {

@@ -73,14 +73,6 @@ func names4(cs []Child) []string {
 	return out
 }
 
-func TestProtectedID(t *testing.T) {
-	name := "_c_" + uuidA + "-lock-0000000001"
-	assert.Equal(t, "_c_"+uuidA+"-", ProtectedID(name))
-	assert.Equal(t, "", ProtectedID("lock-0000000001"))
-	assert.Equal(t, "", ProtectedID("_c_short-lock-0000000001"))
-	assert.Equal(t, "", ProtectedID("_c_"+uuidA+"xlock-0000000001"))
-}
-
 func TestLeaseDriver(t *testing.T) {
 	kids := SortChildren([]string{"lock-0000000001", "lock-0000000002", "lock-0000000003", "lock-0000000004"}, "lock-")
 	for _, tc := range []struct {
