@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/exclusive"
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -76,25 +77,7 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 			// Cut right after the whole create (a multi) reached the server:
 			// the server creates the node, its reply is lost.
 			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock", path))
-			result := make(chan error, 1)
-			var lease recipes.Lease
-			go func() {
-				var err error
-				lease, err = l.Acquire(ctxT(t))
-				result <- err
-			}()
-			for ch := range states {
-				if ch.State == session.Suspended {
-					break
-				}
-			}
-			p.Restore(t)
-			select {
-			case err := <-result:
-				require.NoError(t, err)
-			case <-time.After(waitLimit):
-				t.Fatal("Acquire never returned")
-			}
+			lease := zktest.AcquireAcrossCut(t, p, states, l.Acquire)
 			_, st, err := observer.Get(ctxT(t), path+"/lock")
 			require.NoError(t, err)
 			s, err := c.Session(ctxT(t))

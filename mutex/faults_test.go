@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
@@ -98,21 +99,7 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 			require.NoError(t, l.Release(ctxT(t)))
 
 			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", path))
-			result := make(chan error, 1)
-			var lease recipes.Lease
-			go func() {
-				var err error
-				lease, err = m.Acquire(ctxT(t))
-				result <- err
-			}()
-			waitState(t, states, session.Suspended)
-			p.Restore(t)
-			select {
-			case err := <-result:
-				require.NoError(t, err)
-			case <-time.After(waitLimit):
-				t.Fatal("Acquire did not return after the connection came back")
-			}
+			lease := zktest.AcquireAcrossCut(t, p, states, m.Acquire)
 			nl := lease.(recipes.NodeLease)
 			require.Eventually(t, func() bool {
 				kids := children(t, observer, path)
@@ -126,21 +113,6 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 			require.NoError(t, other.Release(ctxT(t)))
 			assert.Empty(t, children(t, observer, path))
 		})
-	}
-}
-
-func waitState(t *testing.T, states <-chan session.StateChange, want session.State) {
-	t.Helper()
-	timeout := time.After(waitLimit)
-	for {
-		select {
-		case ch := <-states:
-			if ch.State == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %s within %v", want, waitLimit)
-		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"go.uber.org/goleak"
 )
@@ -81,4 +82,43 @@ func Ctx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// AcquireAcrossCut runs acquire while p cuts the connection (the caller has
+// set the fault, e.g. p.ResetAfter), waits until states reports Suspended,
+// restores p, and returns the lease once acquire succeeds (bounded by
+// WaitLimit).
+func AcquireAcrossCut(t *testing.T, p *integration.Proxy, states <-chan session.StateChange,
+	acquire func(context.Context) (recipes.Lease, error)) recipes.Lease {
+	t.Helper()
+	type result struct {
+		lease recipes.Lease
+		err   error
+	}
+	res := make(chan result, 1)
+	ctx := Ctx(t)
+	go func() {
+		l, err := acquire(ctx)
+		res <- result{l, err}
+	}()
+	timeout := time.After(WaitLimit)
+	for suspended := false; !suspended; {
+		select {
+		case ch := <-states:
+			suspended = ch.State == session.Suspended
+		case <-timeout:
+			t.Fatalf("no Suspended within %v", WaitLimit)
+		}
+	}
+	p.Restore(t)
+	select {
+	case r := <-res:
+		if r.err != nil {
+			t.Fatalf("Acquire across the cut: %v", r.err)
+		}
+		return r.lease
+	case <-time.After(WaitLimit):
+		t.Fatal("Acquire did not return after the connection came back")
+		return nil
+	}
 }
