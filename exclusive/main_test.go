@@ -8,7 +8,6 @@ import (
 
 func TestMain(m *testing.M) { zktest.Main(m) }
 
-const waitLimit = zktest.WaitLimit
 
 var (
 	sharedServers = zktest.Shared
