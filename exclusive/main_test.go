@@ -8,7 +8,6 @@ import (
 
 func TestMain(m *testing.M) { zktest.Main(m) }
 
-
 var (
 	sharedServers = zktest.Shared
 	connect       = zktest.Connect
