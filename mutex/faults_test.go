@@ -230,3 +230,101 @@ func TestLookaheadExclusion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, lost)
 }
+
+// ctx ends while the create request is still on its way: Acquire returns at
+// once with ctx's error, and the node the create makes is removed.
+func TestContextEndsDuringCreate(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	p := integration.NewProxy(t, z.Servers()[0])
+	observer := connect(t, z.Servers())
+	const path = "/faults/cancel-create"
+	m := newMutex(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second)), path)
+	warm, err := m.Acquire(ctxT(t)) // the parent exists from now on
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(ctxT(t)))
+
+	p.Latency(t, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = m.Acquire(ctx)
+	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	p.Restore(t)
+	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 0 },
+		waitLimit, 50*time.Millisecond, "left behind: %v", children(t, observer, path))
+}
+
+// Release while the connection is cut: the lease ends at once, Release says
+// the delete goes on in the background, and once the connection is back the
+// node is gone.
+func TestReleaseDuringCut(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	p := integration.NewProxy(t, z.Servers()[0])
+	observer := connect(t, z.Servers())
+	const path = "/faults/release-cut"
+	c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(30*time.Second),
+		session.WithErrorPolicy(session.OnlyLostIsLost))
+	lease, err := newMutex(t, c, path).Acquire(ctxT(t))
+	require.NoError(t, err)
+
+	p.Cut(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	assert.Error(t, lease.Release(ctx), "the delete could not be made")
+	assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the lease ends at Release all the same")
+	assert.Len(t, children(t, observer, path), 1, "the node is still there while the connection is cut")
+	p.Restore(t)
+	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 0 },
+		waitLimit, 50*time.Millisecond, "left behind: %v", children(t, observer, path))
+}
+
+// A waiter whose session expires while it waits is not failed: it queues
+// again under the next session and gets the lock, and the node of its old
+// session is gone.
+func TestWaiterSurvivesSessionExpiry(t *testing.T) {
+	z := integration.StartZK(t, 1)
+	p := integration.NewProxy(t, z.Servers()[0])
+	observer := connect(t, z.Servers())
+	const path = "/faults/waiter-expiry"
+	holder, err := newMutex(t, observer, path).Acquire(ctxT(t))
+	require.NoError(t, err)
+
+	wc := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
+	states, err := wc.Subscribe(ctxT(t))
+	require.NoError(t, err)
+	first, err := wc.Session(ctxT(t))
+	require.NoError(t, err)
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		l, err := newMutex(t, wc, path).Acquire(ctxT(t))
+		if assert.NoError(t, err) {
+			got <- l
+		}
+		close(got)
+	}()
+	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 2 },
+		waitLimit, 20*time.Millisecond, "the waiter never queued")
+
+	p.Blackhole(t)
+	for ch := range states {
+		if ch.State == session.Lost {
+			break
+		}
+	}
+	p.Restore(t)
+	for ch := range states {
+		if ch.State == session.Reconnected {
+			break
+		}
+	}
+	require.NoError(t, holder.Release(ctxT(t)))
+	select {
+	case l, ok := <-got:
+		require.True(t, ok, "the waiter's Acquire failed")
+		assert.NotEqual(t, first.ID(), l.(recipes.NodeLease).Session().ID(), "held under the new session")
+		assert.Len(t, children(t, observer, path), 1, "the old session's node is gone")
+		require.NoError(t, l.Release(ctxT(t)))
+	case <-time.After(waitLimit):
+		t.Fatal("the waiter never acquired under its new session")
+	}
+}

@@ -152,3 +152,15 @@ func TestRetriesStop(t *testing.T) {
 	assert.ErrorIs(t, err, session.ErrRetriesExhausted)
 	assert.True(t, session.IsRetryable(err), "the last error was retryable: %v", err)
 }
+
+// A server name that does not resolve: the client keeps dialing in the
+// background until Connect's deadline, then gives up cleanly (goleak checks
+// that the dialing stopped).
+func TestUnresolvableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := session.Connect(ctx, []string{"zk.invalid:2181"}, quiet())
+	assert.Nil(t, c)
+	assert.ErrorIs(t, err, session.ErrNotConnected)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
