@@ -130,28 +130,26 @@ func opCtx(ctx context.Context, sess *session.Session) (context.Context, context
 
 // wait lists the children until node owns the lock.
 func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, token int64, try bool) (*holding, error) {
-	octx, cancel := opCtx(ctx, sess)
-	defer cancel()
+	// The wait's context (ctx, also ended by the session) is made only when
+	// needed: an uncontended acquisition never waits.
+	var octx context.Context
+	cancel := func() {}
+	defer func() { cancel() }()
+	waitCtx := func() context.Context {
+		if octx == nil {
+			octx, cancel = opCtx(ctx, sess)
+		}
+		return octx
+	}
 	// Requests honour ctx; when nothing can cancel ctx, they run on this
 	// goroutine (no hop) and the session is checked before owning.
-	rctx := octx
-	if ctx.Done() == nil {
-		rctx = context.Background()
+	rctx := context.Background()
+	if ctx.Done() != nil {
+		rctx = waitCtx()
 	}
 	fail := attemptFailed(ctx, sess, q.Path)
 	name := session.BaseName(node)
 	watches := map[string]<-chan zk.Event{} // outstanding watches, by node name
-	watch := func(n string) (<-chan zk.Event, error) {
-		if ch, ok := watches[n]; ok {
-			return ch, nil
-		}
-		_, _, ch, err := q.Client.GetW(rctx, session.JoinPath(q.Path, n))
-		if err != nil {
-			return nil, err
-		}
-		watches[n] = ch
-		return ch, nil
-	}
 	for {
 		names, _, err := q.Client.Children(rctx, q.Path)
 		if err != nil {
@@ -168,46 +166,67 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		if try {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, q.Path)
 		}
-		// Both watches in flight at once: one round trip, not two.
-		var (
-			refresh <-chan zk.Event
-			rerr    error
-			setup   sync.WaitGroup
-		)
-		if _, ok := watches[d.Refresh]; d.Refresh != "" && !ok {
-			setup.Go(func() {
-				_, _, refresh, rerr = q.Client.GetW(rctx, session.JoinPath(q.Path, d.Refresh))
-			})
+		chans, gone, err := q.setWatches(rctx, watches, d.Watch, d.Refresh)
+		if err != nil {
+			return nil, fail(err)
 		}
-		ev, err := watch(d.Watch)
-		setup.Wait()
-		if d.Refresh != "" {
-			if ch, ok := watches[d.Refresh]; ok {
-				refresh = ch
-			} else if rerr == nil {
-				watches[d.Refresh] = refresh
-			}
-		}
-		for _, e := range []error{err, rerr} {
-			if e != nil && !errors.Is(e, zk.ErrNoNode) {
-				return nil, fail(e)
-			}
-		}
-		if err != nil || rerr != nil {
-			continue // gone already: list again
+		if gone {
+			continue // a node to watch is gone already: list again
 		}
 		select {
-		case e := <-ev:
+		case e := <-chans[0]:
 			delete(watches, d.Watch)
 			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
 				return q.own(ctx, sess, node, token, fail)
 			}
-		case <-refresh:
+		case <-chans[1]: // nil without a Refresh node
 			delete(watches, d.Refresh)
-		case <-octx.Done():
+		case <-waitCtx().Done():
 			return nil, fail(context.Cause(octx))
 		}
 	}
+}
+
+// setWatches watches the named nodes ("" for none) not watched yet, with
+// all requests in flight at once (one round trip), records them in watches
+// and returns their channels in order; gone reports a node that no longer
+// exists (list again).
+func (q *Queue) setWatches(ctx context.Context, watches map[string]<-chan zk.Event,
+	names ...string) (chans []<-chan zk.Event, gone bool, err error) {
+	chans = make([]<-chan zk.Event, len(names))
+	errs := make([]error, len(names))
+	get := func(i int) {
+		_, _, chans[i], errs[i] = q.Client.GetW(ctx, session.JoinPath(q.Path, names[i]))
+	}
+	var wg sync.WaitGroup
+	first := -1 // the first request runs on this goroutine
+	for i, n := range names {
+		switch ch, ok := watches[n]; {
+		case n == "":
+		case ok:
+			chans[i] = ch
+		case first < 0:
+			first = i
+		default:
+			wg.Go(func() { get(i) })
+		}
+	}
+	if first >= 0 {
+		get(first)
+	}
+	wg.Wait()
+	for i, n := range names {
+		switch {
+		case n == "" || errs[i] == nil && chans[i] == watches[n]:
+		case errors.Is(errs[i], zk.ErrNoNode):
+			gone = true
+		case errs[i] != nil:
+			return nil, false, errs[i]
+		default:
+			watches[n] = chans[i]
+		}
+	}
+	return chans, gone, nil
 }
 
 // own turns an owning node into a holding, trusting it only while the
