@@ -50,6 +50,11 @@ func (d driver) Decide(kids []recipes.Child, ours int) (recipes.Decision, error)
 		}
 		return dec, nil
 	}
+	if ours > 0 && !isReader(kids[ours-1]) && kids[ours-1].Seq == kids[ours].Seq {
+		// A downgraded read node, beside its writer (the engine grants it
+		// at once; listings see it): it holds when its writer does.
+		return driver{write: true}.Decide(kids, ours-1)
+	}
 	var writers []int
 	for i := range ours {
 		if !isReader(kids[i]) {

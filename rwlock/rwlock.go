@@ -89,10 +89,8 @@ func (l *RWLock) Participants(ctx context.Context) ([]recipes.Participant, error
 type readerView struct{}
 
 func (readerView) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
-	if ours > 0 && isReader(kids[ours]) && !isReader(kids[ours-1]) && kids[ours-1].Seq == kids[ours].Seq {
-		// A downgraded read node, beside its writer: it holds when the
-		// writer does.
-		return driver{write: true}.Decide(kids, ours-1)
+	if ours < 0 || ours >= len(kids) {
+		return recipes.Decision{}, fmt.Errorf("rwlock: node %d is not among the %d children", ours, len(kids))
 	}
 	return driver{write: !isReader(kids[ours])}.Decide(kids, ours)
 }
