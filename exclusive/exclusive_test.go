@@ -74,9 +74,9 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, warm.Release(ctxT(t)))
 
-			// Cut right after the whole create (a multi) reached the server:
+			// Cut right after the whole create reached the server:
 			// the server creates the node, its reply is lost.
-			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock", path))
+			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock"))
 			lease := zktest.AcquireAcrossCut(t, p, states, l.Acquire)
 			_, st, err := observer.Get(ctxT(t), path+"/lock")
 			require.NoError(t, err)

@@ -98,7 +98,7 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, l.Release(ctxT(t)))
 
-			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", path))
+			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-"))
 			lease := zktest.AcquireAcrossCut(t, p, states, m.Acquire)
 			nl := lease.(recipes.NodeLease)
 			require.Eventually(t, func() bool {

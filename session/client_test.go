@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/integration"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -278,4 +280,52 @@ func TestClose(t *testing.T) {
 	_, err = c.Session(ctx)
 	assert.ErrorIs(t, err, session.ErrClosed)
 	assert.True(t, errors.Is(err, session.ErrClosed))
+}
+
+// CreateWithZxid's zxid is the new node's czxid, read off the create's reply
+// (no request more than the create): on every member of an ensemble, with
+// other clients writing meanwhile, through a namespace, and with guards.
+func TestCreateWithZxid(t *testing.T) {
+	z := integration.StartZK(t, 3)
+	ctx := ctxT(t)
+	base := fmt.Sprintf("/zxid-%d", time.Now().UnixNano())
+	var wg sync.WaitGroup
+	for i, m := range z.Members() {
+		for j, opts := range [][]session.Option{nil, {session.WithNamespace("/ns-zxid")}} {
+			c := connect(t, []string{m.Addr()}, opts...)
+			dir := fmt.Sprintf("%s/m%d-%d", base, i, j)
+			wg.Go(func() {
+				for k := range 40 {
+					var guards []string
+					if k%4 == 3 {
+						guards = []string{dir} // exists since the first create
+					}
+					node, zxid, err := c.CreateWithZxid(ctx, fmt.Sprintf("%s/_c_%d-lock-", dir, k), nil,
+						zk.FlagEphemeral|zk.FlagSequence, guards...)
+					if !assert.NoError(t, err) {
+						return
+					}
+					_, st, err := c.Get(ctx, node)
+					if assert.NoError(t, err) {
+						assert.Equal(t, st.Czxid, zxid, "%s on %s", node, m)
+					}
+				}
+				_, _, err := c.CreateWithZxid(ctx, dir+"/guarded", nil, 0, dir+"/missing")
+				assert.ErrorIs(t, err, session.ErrGuardFailed)
+				ok, _, err := c.Exists(ctx, dir+"/guarded")
+				assert.NoError(t, err)
+				assert.False(t, ok, "nothing created without the guard")
+				assert.Zero(t, session.ZxidTapMisses(c), "every zxid came off a reply")
+			})
+		}
+	}
+	wg.Wait()
+
+	// A node right under the root: no parent is written any more.
+	c := connect(t, z.Servers())
+	node, zxid, err := c.CreateWithZxid(ctx, base+"-root", []byte("x"), zk.FlagEphemeral)
+	require.NoError(t, err)
+	_, st, err := c.Get(ctx, node)
+	require.NoError(t, err)
+	assert.Equal(t, st.Czxid, zxid)
 }

@@ -18,20 +18,31 @@ type liveness struct {
 	lastRead   atomic.Int64 // unix nanos of the last byte read from the server
 	negotiated atomic.Int64 // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
+	tap        zxidTap // creates' zxids, read off the replies
 }
 
-// trackedConn records reads on the connection go-zookeeper uses.
+// trackedConn records reads on the connection go-zookeeper uses, and lets
+// the zxid tap look at both streams. go-zookeeper reads it from one
+// goroutine and writes it from one other.
 type trackedConn struct {
 	net.Conn
-	l *liveness
+	l       *liveness
+	in, out frames
 }
 
 func (t *trackedConn) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
 	if n > 0 {
 		t.l.lastRead.Store(time.Now().UnixNano())
+		t.in.feed(p[:n])
 	}
 	return n, err
+}
+
+// Write lets the tap see a request before it can be answered.
+func (t *trackedConn) Write(p []byte) (int, error) {
+	t.out.feed(p)
+	return t.Conn.Write(p)
 }
 
 // dialer is go-zookeeper's Dialer, tracking the connection it makes.
@@ -41,6 +52,7 @@ func (l *liveness) dialer(network, address string, timeout time.Duration) (net.C
 		return nil, err
 	}
 	t := &trackedConn{Conn: c, l: l}
+	tapFrames(t, &l.tap)
 	l.lastRead.Store(time.Now().UnixNano())
 	l.conn.Store(t)
 	return t, nil

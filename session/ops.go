@@ -277,13 +277,11 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 }
 
 // CreateWithZxid creates path like Create and also returns the zxid of the
-// creation: the new node's czxid (a fencing token). go-zookeeper has no
-// create2, so the create runs in a multi together with a write of empty data
-// to the parent (version -1); both share one transaction, and the parent's
-// new mzxid is that transaction's zxid. The parent's data version grows by
-// one each time, and its data must be empty (lock parents are). Never
-// retried: use it for sequential nodes in protected mode. Missing parents
-// are created as containers.
+// creation: the new node's czxid (a fencing token). It costs the same single
+// request as Create: go-zookeeper has no create2, so the zxid is read off the
+// reply's header (see zxidTap); in the rare case that is not possible, the
+// node's Stat is read. Never retried: use it for sequential nodes in
+// protected mode. Missing parents are created as containers.
 //
 // Guards, if any, are paths that must exist for the create to happen (check
 // ops in the same multi); when one is gone the error is ErrGuardFailed.
@@ -291,42 +289,24 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 	if err := ValidatePath(path); err != nil {
 		return "", 0, err
 	}
-	parent := ParentPath(path)
-	if parent == "/" && c.cfg.namespace == "" {
-		return "", 0, invalid("CreateWithZxid needs a parent below the root: %q", path)
-	}
-	full, fullParent := c.cfg.namespace.full(path), c.cfg.namespace.full(parent)
-	ops := make([]any, 0, 2+len(guards))
 	for _, g := range guards {
 		if err := ValidatePath(g); err != nil {
 			return "", 0, err
 		}
-		ops = append(ops, &zk.CheckVersionRequest{Path: c.cfg.namespace.full(g), Version: -1})
 	}
-	ops = append(ops,
-		&zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags},
-		&zk.SetDataRequest{Path: fullParent, Version: -1})
+	full := c.cfg.namespace.full(path)
 	var (
 		created string
 		zxid    int64
+		seen    bool
 	)
 	err := c.do(ctx, false, func(conn *zk.Conn) error {
+		var err error
 		for attempt := 0; ; attempt++ {
-			res, err := conn.Multi(ops...)
-			if err == nil {
-				created, zxid = res[len(guards)].String, res[len(guards)+1].Stat.Mzxid
-				return nil
-			}
-			for i := range guards {
-				if i < len(res) && errors.Is(res[i].Error, zk.ErrNoNode) {
-					return fmt.Errorf("%w: %s: %w", ErrGuardFailed, guards[i], res[i].Error)
-				}
-			}
-			res = res[min(len(guards), len(res)):]
-			if len(res) == 0 || !errors.Is(res[0].Error, zk.ErrNoNode) || attempt == maxParentAttempts-1 {
-				if len(res) > 0 && res[0].Error != nil {
-					return res[0].Error
-				}
+			w := c.live.tap.expect(full)
+			created, err = c.createGuarded(conn, full, data, flags, guards)
+			zxid, seen = c.live.tap.take(w)
+			if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
 				return err
 			}
 			if perr := c.makeParents(conn, full); perr != nil {
@@ -337,5 +317,40 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 	if err != nil {
 		return "", 0, opError("create", path, err)
 	}
-	return c.cfg.namespace.strip(created), zxid, nil
+	created = c.cfg.namespace.strip(created)
+	if !seen {
+		c.live.tap.misses.Add(1)
+		_, st, err := c.Get(ctx, created)
+		if err != nil {
+			return "", 0, opError("stat of created", created, err)
+		}
+		zxid = st.Czxid
+	}
+	return created, zxid, nil
+}
+
+// createGuarded creates the server path full: a plain create without
+// guards, else a multi of the guards' checks and the create.
+func (c *Client) createGuarded(conn *zk.Conn, full string, data []byte, flags int32, guards []string) (string, error) {
+	if len(guards) == 0 {
+		return conn.Create(full, data, flags, c.cfg.acl)
+	}
+	ops := make([]any, 0, len(guards)+1)
+	for _, g := range guards {
+		ops = append(ops, &zk.CheckVersionRequest{Path: c.cfg.namespace.full(g), Version: -1})
+	}
+	ops = append(ops, &zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags})
+	res, err := conn.Multi(ops...)
+	if err == nil {
+		return res[len(guards)].String, nil
+	}
+	for i, g := range guards {
+		if i < len(res) && errors.Is(res[i].Error, zk.ErrNoNode) {
+			return "", fmt.Errorf("%w: %s: %w", ErrGuardFailed, g, res[i].Error)
+		}
+	}
+	if len(res) > len(guards) && res[len(guards)].Error != nil {
+		return "", res[len(guards)].Error
+	}
+	return "", err
 }
