@@ -27,13 +27,19 @@ func ValidatePath(p string) error {
 	case !utf8.ValidString(p):
 		return bad("not valid UTF-8")
 	}
-	for i, seg := range strings.Split(p[1:], "/") {
+	rest := p[1:]
+	for i := 1; ; i++ {
+		seg, tail, more := strings.Cut(rest, "/")
 		switch seg {
 		case "":
-			return bad(fmt.Sprintf("empty segment %d", i+1))
+			return bad(fmt.Sprintf("empty segment %d", i))
 		case ".", "..":
 			return bad(fmt.Sprintf("relative segment %q", seg))
 		}
+		if !more {
+			break
+		}
+		rest = tail
 	}
 	for _, r := range p {
 		if refusedRune(r) {

@@ -73,10 +73,10 @@ func (t *zxidTap) take(w *zxidWait) (int64, bool) {
 }
 
 // sent notes that the create of path went out on conn with xid.
-func (t *zxidTap) sent(conn *trackedConn, xid int32, path string) {
+func (t *zxidTap) sent(conn *trackedConn, xid int32, path []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if w := t.pending[path]; w != nil && w.conn == nil {
+	if w := t.pending[string(path)]; w != nil && w.conn == nil {
 		w.conn, w.xid = conn, xid
 	}
 }
@@ -197,13 +197,13 @@ func (r *reader) skip(n int) {
 	r.b = r.b[n:]
 }
 
-func (r *reader) string() string {
+func (r *reader) string() []byte {
 	n := int(r.int32())
 	if r.bad || n < 0 || len(r.b) < n {
 		r.bad = true
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	s := r.b[:n]
 	r.b = r.b[n:]
 	return s
 }
@@ -211,7 +211,7 @@ func (r *reader) string() string {
 // createPath returns the xid of a request frame and the path of its create:
 // a create request, or the first create of a multi whose ops before it are
 // checks. ok is false for any other request.
-func createPath(head []byte) (xid int32, path string, ok bool) {
+func createPath(head []byte) (xid int32, path []byte, ok bool) {
 	r := reader{b: head}
 	xid = r.int32()
 	switch r.int32() {
@@ -230,11 +230,11 @@ func createPath(head []byte) (xid int32, path string, ok bool) {
 				path = r.string()
 				return xid, path, !r.bad
 			default:
-				return 0, "", false
+				return 0, nil, false
 			}
 		}
 	}
-	return 0, "", false
+	return 0, nil, false
 }
 
 // replyHeader parses the header of a reply frame.

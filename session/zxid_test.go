@@ -64,7 +64,7 @@ func TestFramesFindCreatesInRequests(t *testing.T) {
 		var got []found
 		f := frames{limit: requestLookahead, want: func() bool { return true }, done: func(head []byte) {
 			if xid, path, ok := createPath(head); ok {
-				got = append(got, found{xid, path})
+				got = append(got, found{xid, string(path)})
 			}
 		}}
 		feedInChunks(&f, stream, rand.New(rand.NewPCG(seed, 1)))
@@ -128,9 +128,9 @@ func TestZxidTapMatchesRepliesByConnectionAndXid(t *testing.T) {
 	require.NotNil(t, w)
 	assert.Nil(t, tap.expect("/l/_c_u-lock-"), "a second create of the same path cannot be told apart")
 	assert.True(t, tap.waiting.Load() > 0)
-	tap.sent(a, 5, "/l/_c_u-lock-")
-	tap.sent(b, 6, "/l/_c_u-lock-") // already sent on a: ignored
-	tap.replied(b, 5, 111, 0)       // another connection's xid 5
+	tap.sent(a, 5, []byte("/l/_c_u-lock-"))
+	tap.sent(b, 6, []byte("/l/_c_u-lock-")) // already sent on a: ignored
+	tap.replied(b, 5, 111, 0)               // another connection's xid 5
 	tap.replied(a, 4, 222, 0)
 	tap.replied(a, 5, 333, 0)
 	tap.replied(a, 5, 444, 0) // a later reuse of the xid is not ours
@@ -140,7 +140,7 @@ func TestZxidTapMatchesRepliesByConnectionAndXid(t *testing.T) {
 	assert.Zero(t, tap.waiting.Load())
 
 	w = tap.expect("/l/_c_v-lock-")
-	tap.sent(a, 7, "/l/_c_v-lock-")
+	tap.sent(a, 7, []byte("/l/_c_v-lock-"))
 	tap.replied(a, 7, 555, -110) // the create failed
 	_, ok = tap.take(w)
 	assert.False(t, ok)

@@ -105,14 +105,17 @@ func Median[T int64 | float64 | time.Duration](xs []T) T {
 	return s[len(s)/2]
 }
 
-// SideBySide alternates the implementations round by round in one run, so
-// that the machine's noise hits them alike, and reports each one's median
+// SideBySide alternates the implementations round by round in one run, in
+// a rotating order, so that the machine's noise hits them alike, and reports each one's median
 // microseconds per operation and its ratio to the first (the baseline).
 func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err error)) {
 	b.Helper()
 	perOp := make([][]float64, len(names))
-	for b.Loop() {
-		for i := range names {
+	for r := 0; b.Loop(); r++ {
+		// Each round starts with the next implementation, so that none is
+		// always the first of a round.
+		for k := range names {
+			i := (r + k) % len(names)
 			start := time.Now()
 			ops, err := round(i)
 			if err != nil {
