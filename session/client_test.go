@@ -321,8 +321,27 @@ func TestCreateWithZxid(t *testing.T) {
 	}
 	wg.Wait()
 
-	// A node right under the root: no parent is written any more.
+	// Creates of one path by many goroutines of one client cannot be told
+	// apart on the wire: each still gets its own node's czxid.
 	c := connect(t, z.Servers())
+	var same sync.WaitGroup
+	for range 8 {
+		same.Go(func() {
+			for range 10 {
+				node, zxid, err := c.CreateWithZxid(ctx, base+"/same/item-", nil, zk.FlagEphemeral|zk.FlagSequence)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, st, err := c.Get(ctx, node)
+				if assert.NoError(t, err) {
+					assert.Equal(t, st.Czxid, zxid, node)
+				}
+			}
+		})
+	}
+	same.Wait()
+
+	// A node right under the root: no parent is written any more.
 	node, zxid, err := c.CreateWithZxid(ctx, base+"-root", []byte("x"), zk.FlagEphemeral)
 	require.NoError(t, err)
 	_, st, err := c.Get(ctx, node)

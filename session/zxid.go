@@ -32,22 +32,29 @@ type zxidTap struct {
 	pending map[string]*zxidWait // by server path as sent
 }
 
-// zxidWait is one create waiting for its reply's zxid.
+// zxidWait is one create waiting for its reply's zxid. The caller's own
+// request goes out between expect and take; if exactly one create of the
+// path went out meanwhile, it is the caller's, and so is its reply. Any
+// other create of the same path in that window (another goroutine's) makes
+// the wait ambiguous, and take reports no zxid.
 type zxidWait struct {
-	path string
-	conn *trackedConn // where its request went; nil until sent
-	xid  int32
-	zxid int64
-	ok   bool
+	path      string
+	conn      *trackedConn // where the create went
+	xid       int32
+	sightings int // creates of path seen going out
+	replied   bool
+	zxid      int64
+	ok        bool // the reply succeeded
 }
 
 // expect registers a create of path (a server path) about to be sent. It
-// returns nil when a create of the same path is already waiting (the two
-// could not be told apart): take then reports no zxid.
+// returns nil when a create of the same path is already waiting; both waits
+// are then ambiguous and report no zxid.
 func (t *zxidTap) expect(path string) *zxidWait {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, dup := t.pending[path]; dup {
+	if w := t.pending[path]; w != nil {
+		w.sightings = 2 // ambiguous from now on
 		return nil
 	}
 	if t.pending == nil {
@@ -59,24 +66,31 @@ func (t *zxidTap) expect(path string) *zxidWait {
 	return w
 }
 
-// take ends the wait and returns the zxid of the successful reply, if one
-// was seen.
+// take ends the wait and returns the zxid of the caller's successful reply,
+// if it was seen and is surely the caller's.
 func (t *zxidTap) take(w *zxidWait) (int64, bool) {
 	if w == nil {
 		return 0, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.pending, w.path)
+	if t.pending[w.path] == w {
+		delete(t.pending, w.path)
+	}
 	t.waiting.Store(int32(len(t.pending)))
-	return w.zxid, w.ok
+	return w.zxid, w.ok && w.replied && w.sightings == 1
 }
 
-// sent notes that the create of path went out on conn with xid.
+// sent notes that a create of path went out on conn with xid.
 func (t *zxidTap) sent(conn *trackedConn, xid int32, path []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if w := t.pending[string(path)]; w != nil && w.conn == nil {
+	w := t.pending[string(path)]
+	if w == nil {
+		return
+	}
+	w.sightings++
+	if w.sightings == 1 {
 		w.conn, w.xid = conn, xid
 	}
 }
@@ -86,9 +100,8 @@ func (t *zxidTap) replied(conn *trackedConn, xid int32, zxid int64, errCode int3
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, w := range t.pending {
-		if w.conn == conn && w.xid == xid {
-			w.zxid, w.ok = zxid, errCode == 0
-			w.conn = nil // a reply comes once; an xid reused later is not ours
+		if w.conn == conn && w.xid == xid && !w.replied {
+			w.replied, w.zxid, w.ok = true, zxid, errCode == 0
 			return
 		}
 	}

@@ -124,13 +124,12 @@ func TestCreatePathRejectsTruncatedAndOtherRequests(t *testing.T) {
 func TestZxidTapMatchesRepliesByConnectionAndXid(t *testing.T) {
 	var tap zxidTap
 	a, b := &trackedConn{}, &trackedConn{}
-	w := tap.expect("/l/_c_u-lock-")
+	const path = "/l/_c_u-lock-"
+	w := tap.expect(path)
 	require.NotNil(t, w)
-	assert.Nil(t, tap.expect("/l/_c_u-lock-"), "a second create of the same path cannot be told apart")
 	assert.True(t, tap.waiting.Load() > 0)
-	tap.sent(a, 5, []byte("/l/_c_u-lock-"))
-	tap.sent(b, 6, []byte("/l/_c_u-lock-")) // already sent on a: ignored
-	tap.replied(b, 5, 111, 0)               // another connection's xid 5
+	tap.sent(a, 5, []byte(path))
+	tap.replied(b, 5, 111, 0) // another connection's xid 5
 	tap.replied(a, 4, 222, 0)
 	tap.replied(a, 5, 333, 0)
 	tap.replied(a, 5, 444, 0) // a later reuse of the xid is not ours
@@ -139,11 +138,45 @@ func TestZxidTapMatchesRepliesByConnectionAndXid(t *testing.T) {
 	assert.Equal(t, int64(333), zxid)
 	assert.Zero(t, tap.waiting.Load())
 
-	w = tap.expect("/l/_c_v-lock-")
-	tap.sent(a, 7, []byte("/l/_c_v-lock-"))
+	w = tap.expect(path)
+	tap.sent(a, 7, []byte(path))
 	tap.replied(a, 7, 555, -110) // the create failed
 	_, ok = tap.take(w)
 	assert.False(t, ok)
 	_, ok = tap.take(nil)
 	assert.False(t, ok)
+}
+
+// Creates of the same path by other callers on the same client cannot be
+// told apart from ours: the wait then reports no zxid (the Stat is read).
+func TestZxidTapRefusesAmbiguousCreates(t *testing.T) {
+	var tap zxidTap
+	a := &trackedConn{}
+	const path = "/q/item-"
+	for name, other := range map[string]func(w *zxidWait){
+		"another create went out first": func(*zxidWait) {
+			tap.sent(a, 1, []byte(path))
+			tap.sent(a, 2, []byte(path))
+			tap.replied(a, 1, 100, 0)
+			tap.replied(a, 2, 200, 0)
+		},
+		"another create went out after our reply": func(*zxidWait) {
+			tap.sent(a, 3, []byte(path))
+			tap.replied(a, 3, 300, 0)
+			tap.sent(a, 4, []byte(path))
+			tap.replied(a, 4, 400, 0)
+		},
+		"a second waiter on the same path": func(*zxidWait) {
+			assert.Nil(t, tap.expect(path))
+			tap.sent(a, 5, []byte(path))
+			tap.replied(a, 5, 500, 0)
+		},
+	} {
+		w := tap.expect(path)
+		require.NotNil(t, w, name)
+		other(w)
+		_, ok := tap.take(w)
+		assert.False(t, ok, name)
+		assert.Zero(t, tap.waiting.Load(), name)
+	}
 }
