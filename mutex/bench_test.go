@@ -222,6 +222,47 @@ func BenchmarkSideBySide(b *testing.B) {
 			return opsPerRound, nil
 		})
 	})
+	b.Run("uncontended-per-op", func(b *testing.B) {
+		// The same, one operation at a time, plus the floor's requests made
+		// through session.Client: what the session layer and the engine
+		// each add to a typical operation.
+		conn := rawConn(b, servers)
+		ensure(b, conn, "/bench")
+		floorPath, sessPath := benchPath("floor"), benchPath("session")
+		ensure(b, conn, floorPath)
+		ensure(b, conn, sessPath)
+		c := connect(b, servers)
+		m := newMutex(b, connect(b, servers), benchPath("mutex"))
+		zl := zk.NewLock(rawConn(b, servers), benchPath("zklock"), zk.WorldACL(zk.PermAll))
+		impls := []func() error{
+			func() error { return floor(conn, floorPath) },
+			func() error {
+				node, _, err := c.CreateWithZxid(ctx, sessPath+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeralSequential)
+				if err != nil {
+					return err
+				}
+				if _, _, err := c.Children(ctx, sessPath); err != nil {
+					return err
+				}
+				return c.Delete(ctx, node, -1)
+			},
+			func() error {
+				l, err := m.Acquire(ctx)
+				if err != nil {
+					return err
+				}
+				return l.Release(ctx)
+			},
+			func() error {
+				if err := zl.Lock(); err != nil {
+					return err
+				}
+				return zl.Unlock()
+			},
+		}
+		lockbench.Alternate(b, []string{"floor", "session", "mutex", "zk.Lock"}, 50,
+			func(i int) error { return impls[i]() })
+	})
 	b.Run("contended-16", func(b *testing.B) {
 		const sessions, acqPerRound = 16, 160
 		impls := [][]func(func()) error{

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,8 +107,10 @@ func Median[T int64 | float64 | time.Duration](xs []T) T {
 }
 
 // SideBySide alternates the implementations round by round in one run, in
-// a rotating order, so that the machine's noise hits them alike, and reports each one's median
-// microseconds per operation and its ratio to the first (the baseline).
+// a rotating order, so that the machine's noise hits them alike, and reports
+// each one's median microseconds per operation over the rounds and its
+// ratio to the first (the baseline). A round's time over its operations is
+// a throughput: slow outliers count.
 func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err error)) {
 	b.Helper()
 	perOp := make([][]float64, len(names))
@@ -124,12 +127,54 @@ func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err
 			perOp[i] = append(perOp[i], time.Since(start).Seconds()/float64(ops))
 		}
 	}
-	base := Median(perOp[0])
+	report(b, names, perOp)
+}
+
+// Alternate is SideBySide one operation at a time: each iteration runs
+// perIteration single operations of every implementation, interleaved in a
+// rotating order. It reports each implementation's median operation (a
+// typical operation's latency) and its mean (the throughput, outliers
+// included), each with its ratio to the first implementation's.
+func Alternate(b *testing.B, names []string, perIteration int, op func(impl int) error) {
+	b.Helper()
+	took := make([][]float64, len(names))
+	for r := 0; b.Loop(); r++ {
+		for n := range perIteration {
+			for k := range names {
+				i := (r*perIteration + n + k) % len(names)
+				start := time.Now()
+				if err := op(i); err != nil {
+					b.Fatal(err)
+				}
+				took[i] = append(took[i], time.Since(start).Seconds())
+			}
+		}
+	}
+	report(b, names, took)
+	means := make([][]float64, len(names))
+	for i, t := range took {
+		var sum float64
+		for _, x := range t {
+			sum += x
+		}
+		means[i] = []float64{sum / float64(len(t))}
+	}
+	report(b, names, means, "mean")
+}
+
+// report gives each implementation's median in microseconds and its ratio
+// to the first's, with an optional prefix on the metrics' names.
+func report(b *testing.B, names []string, seconds [][]float64, prefix ...string) {
+	p := strings.Join(prefix, "")
+	if p != "" {
+		p += "-"
+	}
+	base := Median(seconds[0])
 	for i, name := range names {
-		m := Median(perOp[i])
-		b.ReportMetric(m*1e6, name+"-µs/op")
+		m := Median(seconds[i])
+		b.ReportMetric(m*1e6, p+name+"-µs/op")
 		if i > 0 {
-			b.ReportMetric(m/base, name+"/"+names[0])
+			b.ReportMetric(m/base, p+name+"/"+names[0])
 		}
 	}
 }
