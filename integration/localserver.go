@@ -6,12 +6,63 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
 // serverStartTimeout bounds the wait for redis or memcached to answer.
 const serverStartTimeout = 20 * time.Second
+
+// Server is one redis or memcached server of a test: a local process on a
+// loopback port, or an external address. Redis and Memcached are Servers.
+type Server struct{ s *localServer }
+
+// Addr is the server's address, "127.0.0.1:port" for local ones; it stays the
+// same across Stop and Start.
+func (x Server) Addr() string { return x.s.addr }
+
+// External reports whether the server comes from the kind's *_ADDRS
+// variable; then Stop, Start and Kill skip the test.
+func (x Server) External() bool { return x.s.proc == nil }
+
+// Stop shuts the server down (SIGTERM; SIGKILL when it does not exit in
+// time). Its data is lost: there is no persistence.
+func (x Server) Stop(t testing.TB) { t.Helper(); x.s.stop(t) }
+
+// Start starts a stopped or killed server again on the same port, empty, and
+// waits (bounded) until it answers its probe (redis: PING; memcached:
+// version).
+func (x Server) Start(t testing.TB) { t.Helper(); x.s.start(t) }
+
+// Kill kills the server with SIGKILL and reaps it.
+func (x Server) Kill(t testing.TB) { t.Helper(); x.s.kill(t) }
+
+// wrapServers gives each started server its kind's type.
+func wrapServers[T any](servers []*localServer, wrap func(Server) *T) []*T {
+	out := make([]*T, len(servers))
+	for i, s := range servers {
+		out[i] = wrap(Server{s})
+	}
+	return out
+}
+
+// lineProbe returns a probe that sends cmd and accepts the one-line reply
+// when ok says so.
+func lineProbe(cmd string, ok func(reply string) bool) func(addr string) error {
+	return func(addr string) error {
+		reply, err := exchange(addr, cmd, 2*time.Second, func(r string) bool {
+			return strings.HasSuffix(r, "\r\n")
+		})
+		if err != nil {
+			return err
+		}
+		if !ok(reply) {
+			return fmt.Errorf("%q to %s: %q", strings.TrimSpace(cmd), addr, reply)
+		}
+		return nil
+	}
+}
 
 // localServer is one single-process server (redis, memcached) on a fixed
 // loopback port with its own temp dir, or an external address.

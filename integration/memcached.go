@@ -1,17 +1,15 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Memcached is a memcached server for a test: a local memcached process on a
 // 127.0.0.1 port, or an address from MEMCACHED_ADDRS.
-type Memcached struct{ s *localServer }
+type Memcached struct{ Server }
 
 // StartMemcached gives t one memcached server, stopped by t.Cleanup. See
 // StartMemcachedN.
@@ -28,31 +26,8 @@ func StartMemcached(t testing.TB) *Memcached {
 func StartMemcachedN(t testing.TB, n int) []*Memcached {
 	t.Helper()
 	servers := startServers(t, n, "memcached", "MEMCACHED_ADDRS", "memcached", memcachedHint, memcachedArgv, memcachedVersion)
-	out := make([]*Memcached, len(servers))
-	for i, s := range servers {
-		out[i] = &Memcached{s}
-	}
-	return out
+	return wrapServers(servers, func(s Server) *Memcached { return &Memcached{s} })
 }
-
-// Addr is the server's address, "127.0.0.1:port" for local ones; it stays the
-// same across Stop and Start.
-func (m *Memcached) Addr() string { return m.s.addr }
-
-// External reports whether the server comes from MEMCACHED_ADDRS; then Stop,
-// Start and Kill skip the test.
-func (m *Memcached) External() bool { return m.s.proc == nil }
-
-// Stop shuts the server down (SIGTERM; SIGKILL when it does not exit in
-// time). Its items are lost.
-func (m *Memcached) Stop(t testing.TB) { t.Helper(); m.s.stop(t) }
-
-// Start starts a stopped or killed server again on the same port, empty, and
-// waits (bounded) until it answers `version`.
-func (m *Memcached) Start(t testing.TB) { t.Helper(); m.s.start(t) }
-
-// Kill kills the server with SIGKILL and reaps it.
-func (m *Memcached) Kill(t testing.TB) { t.Helper(); m.s.kill(t) }
 
 // memcachedArgv is the memcached command line: loopback TCP only, no UDP.
 // memcached refuses to run as root without -u.
@@ -65,15 +40,4 @@ func memcachedArgv(bin string, port int, _ string) []string {
 }
 
 // memcachedVersion reports nil when addr answers `version` with VERSION.
-func memcachedVersion(addr string) error {
-	reply, err := exchange(addr, "version\r\n", 2*time.Second, func(r string) bool {
-		return strings.HasSuffix(r, "\r\n")
-	})
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(reply, "VERSION ") {
-		return fmt.Errorf("version to %s: %q", addr, reply)
-	}
-	return nil
-}
+var memcachedVersion = lineProbe("version\r\n", func(r string) bool { return strings.HasPrefix(r, "VERSION ") })

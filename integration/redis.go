@@ -1,16 +1,13 @@
 package integration
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 )
 
 // Redis is a redis server for a test: a local redis-server process on a
 // 127.0.0.1 port, without persistence, or an address from REDIS_ADDRS.
-type Redis struct{ s *localServer }
+type Redis struct{ Server }
 
 // StartRedis gives t one redis server, stopped by t.Cleanup. See StartRedisN.
 func StartRedis(t testing.TB) *Redis {
@@ -27,31 +24,8 @@ func StartRedis(t testing.TB) *Redis {
 func StartRedisN(t testing.TB, n int) []*Redis {
 	t.Helper()
 	servers := startServers(t, n, "redis", "REDIS_ADDRS", "redis-server", redisHint, redisArgv, redisPing)
-	out := make([]*Redis, len(servers))
-	for i, s := range servers {
-		out[i] = &Redis{s}
-	}
-	return out
+	return wrapServers(servers, func(s Server) *Redis { return &Redis{s} })
 }
-
-// Addr is the server's address, "127.0.0.1:port" for local ones; it stays the
-// same across Stop and Start.
-func (r *Redis) Addr() string { return r.s.addr }
-
-// External reports whether the server comes from REDIS_ADDRS; then Stop,
-// Start and Kill skip the test.
-func (r *Redis) External() bool { return r.s.proc == nil }
-
-// Stop shuts the server down (SIGTERM; SIGKILL when it does not exit in
-// time). Its data is lost: there is no persistence.
-func (r *Redis) Stop(t testing.TB) { t.Helper(); r.s.stop(t) }
-
-// Start starts a stopped or killed server again on the same port, empty, and
-// waits (bounded) until it answers PING.
-func (r *Redis) Start(t testing.TB) { t.Helper(); r.s.start(t) }
-
-// Kill kills the server with SIGKILL and reaps it.
-func (r *Redis) Kill(t testing.TB) { t.Helper(); r.s.kill(t) }
 
 // redisArgv is the redis-server command line: loopback only, no persistence,
 // log to stdout (the process log), no config file.
@@ -65,15 +39,4 @@ func redisArgv(bin string, port int, dir string) []string {
 }
 
 // redisPing reports nil when addr answers PING with +PONG.
-func redisPing(addr string) error {
-	reply, err := exchange(addr, "PING\r\n", 2*time.Second, func(r string) bool {
-		return strings.HasSuffix(r, "\r\n")
-	})
-	if err != nil {
-		return err
-	}
-	if reply != "+PONG\r\n" {
-		return fmt.Errorf("PING to %s: %q", addr, reply)
-	}
-	return nil
-}
+var redisPing = lineProbe("PING\r\n", func(r string) bool { return r == "+PONG\r\n" })

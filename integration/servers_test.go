@@ -80,6 +80,16 @@ func TestMemcachedRestart(t *testing.T) {
 	}
 }
 
+// A probe that gets the wrong server's answer fails, naming the command
+// and the reply.
+func TestProbeRefusesAnotherServer(t *testing.T) {
+	m := StartMemcached(t)
+	err := redisPing(m.Addr())
+	if err == nil || !strings.Contains(err.Error(), `"PING" to `) || !strings.Contains(err.Error(), "ERROR") {
+		t.Fatalf("redis PING to memcached: %v", err)
+	}
+}
+
 // redisCmd sends one inline command and returns the one-line reply.
 func redisCmd(t *testing.T, addr, cmd string) string {
 	t.Helper()
