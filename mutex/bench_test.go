@@ -68,48 +68,82 @@ func benchPath(kind string) string {
 	return fmt.Sprintf("/bench/%s-%d-%d", kind, time.Now().UnixNano(), benchSeq.Add(1))
 }
 
+// uncontendedOp returns one uncontended acquire+release of the named
+// implementation, on connections and a lock path of its own:
+//   - floor: the floor's requests straight on go-zookeeper;
+//   - session: the floor's requests through session.Client (the session
+//     layer without the engine);
+//   - mutex: this package's Mutex;
+//   - zk.Lock: go-zookeeper's lock.
+func uncontendedOp(b *testing.B, servers []string, name string) func() error {
+	b.Helper()
+	ctx := context.Background()
+	switch name {
+	case "floor", "session":
+		conn := rawConn(b, servers)
+		path := benchPath(name)
+		ensure(b, conn, "/bench")
+		ensure(b, conn, path)
+		if name == "floor" {
+			return func() error { return floor(conn, path) }
+		}
+		c := connect(b, servers)
+		return func() error {
+			node, _, err := c.CreateWithZxid(ctx, path+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeralSequential)
+			if err != nil {
+				return err
+			}
+			if _, _, err := c.Children(ctx, path); err != nil {
+				return err
+			}
+			return c.Delete(ctx, node, -1)
+		}
+	case "mutex":
+		m := newMutex(b, connect(b, servers), benchPath("mutex"))
+		return func() error {
+			l, err := m.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			return l.Release(ctx)
+		}
+	case "zk.Lock":
+		l := zk.NewLock(rawConn(b, servers), benchPath("zklock"), zk.WorldACL(zk.PermAll))
+		return func() error {
+			if err := l.Lock(); err != nil {
+				return err
+			}
+			return l.Unlock()
+		}
+	}
+	b.Fatalf("no implementation %q", name)
+	return nil
+}
+
+// uncontendedOps returns uncontendedOp of each name, in order.
+func uncontendedOps(b *testing.B, servers []string, names ...string) []func() error {
+	ops := make([]func() error, len(names))
+	for i, n := range names {
+		ops[i] = uncontendedOp(b, servers, n)
+	}
+	return ops
+}
+
 // BenchmarkUncontended: one acquire+release per op, each implementation on
 // its own; ns/op and allocations.
 func BenchmarkUncontended(b *testing.B) {
 	servers := sharedServers(b)
-	ctx := context.Background()
-	b.Run("impl=floor", func(b *testing.B) {
-		conn := rawConn(b, servers)
-		path := benchPath("floor")
-		ensure(b, conn, "/bench")
-		ensure(b, conn, path)
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := floor(conn, path); err != nil {
-				b.Fatal(err)
+	for _, name := range []string{"floor", "mutex", "zk.Lock"} {
+		b.Run("impl="+name, func(b *testing.B) {
+			op := uncontendedOp(b, servers, name)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := op(); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("impl=mutex", func(b *testing.B) {
-		m := newMutex(b, connect(b, servers), benchPath("mutex"))
-		b.ReportAllocs()
-		for b.Loop() {
-			l, err := m.Acquire(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := l.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("impl=zk.Lock", func(b *testing.B) {
-		l := zk.NewLock(rawConn(b, servers), benchPath("zklock"), zk.WorldACL(zk.PermAll))
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := l.Lock(); err != nil {
-				b.Fatal(err)
-			}
-			if err := l.Unlock(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
 
 // noFastHandoff is the mutex's driver with the fast handoff turned off: a
@@ -188,34 +222,13 @@ func BenchmarkContended(b *testing.B) {
 // with -benchtime=Nx for N alternating rounds.
 func BenchmarkSideBySide(b *testing.B) {
 	servers := sharedServers(b)
-	ctx := context.Background()
 	b.Run("uncontended", func(b *testing.B) {
 		const opsPerRound = 50
-		conn := rawConn(b, servers)
-		ensure(b, conn, "/bench")
-		floorPath := benchPath("floor")
-		ensure(b, conn, floorPath)
-		m := newMutex(b, connect(b, servers), benchPath("mutex"))
-		zl := zk.NewLock(rawConn(b, servers), benchPath("zklock"), zk.WorldACL(zk.PermAll))
-		impls := []func() error{
-			func() error { return floor(conn, floorPath) },
-			func() error {
-				l, err := m.Acquire(ctx)
-				if err != nil {
-					return err
-				}
-				return l.Release(ctx)
-			},
-			func() error {
-				if err := zl.Lock(); err != nil {
-					return err
-				}
-				return zl.Unlock()
-			},
-		}
-		lockbench.SideBySide(b, []string{"floor", "mutex", "zk.Lock"}, func(i int) (int, error) {
+		names := []string{"floor", "mutex", "zk.Lock"}
+		ops := uncontendedOps(b, servers, names...)
+		lockbench.SideBySide(b, names, func(i int) (int, error) {
 			for range opsPerRound {
-				if err := impls[i](); err != nil {
+				if err := ops[i](); err != nil {
 					return 0, err
 				}
 			}
@@ -226,42 +239,9 @@ func BenchmarkSideBySide(b *testing.B) {
 		// The same, one operation at a time, plus the floor's requests made
 		// through session.Client: what the session layer and the engine
 		// each add to a typical operation.
-		conn := rawConn(b, servers)
-		ensure(b, conn, "/bench")
-		floorPath, sessPath := benchPath("floor"), benchPath("session")
-		ensure(b, conn, floorPath)
-		ensure(b, conn, sessPath)
-		c := connect(b, servers)
-		m := newMutex(b, connect(b, servers), benchPath("mutex"))
-		zl := zk.NewLock(rawConn(b, servers), benchPath("zklock"), zk.WorldACL(zk.PermAll))
-		impls := []func() error{
-			func() error { return floor(conn, floorPath) },
-			func() error {
-				node, _, err := c.CreateWithZxid(ctx, sessPath+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeralSequential)
-				if err != nil {
-					return err
-				}
-				if _, _, err := c.Children(ctx, sessPath); err != nil {
-					return err
-				}
-				return c.Delete(ctx, node, -1)
-			},
-			func() error {
-				l, err := m.Acquire(ctx)
-				if err != nil {
-					return err
-				}
-				return l.Release(ctx)
-			},
-			func() error {
-				if err := zl.Lock(); err != nil {
-					return err
-				}
-				return zl.Unlock()
-			},
-		}
-		lockbench.Alternate(b, []string{"floor", "session", "mutex", "zk.Lock"}, 50,
-			func(i int) error { return impls[i]() })
+		names := []string{"floor", "session", "mutex", "zk.Lock"}
+		ops := uncontendedOps(b, servers, names...)
+		lockbench.Alternate(b, names, 50, func(i int) error { return ops[i]() })
 	})
 	b.Run("contended-16", func(b *testing.B) {
 		const sessions, acqPerRound = 16, 160

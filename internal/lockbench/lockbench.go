@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,7 +126,7 @@ func SideBySide(b *testing.B, names []string, round func(impl int) (ops int, err
 			perOp[i] = append(perOp[i], time.Since(start).Seconds()/float64(ops))
 		}
 	}
-	report(b, names, perOp)
+	report(b, names, "", each(perOp, Median))
 }
 
 // Alternate is SideBySide one operation at a time: each iteration runs
@@ -150,31 +149,34 @@ func Alternate(b *testing.B, names []string, perIteration int, op func(impl int)
 			}
 		}
 	}
-	report(b, names, took)
-	means := make([][]float64, len(names))
-	for i, t := range took {
-		var sum float64
-		for _, x := range t {
-			sum += x
-		}
-		means[i] = []float64{sum / float64(len(t))}
-	}
-	report(b, names, means, "mean")
+	report(b, names, "", each(took, Median))
+	report(b, names, "mean-", each(took, mean))
 }
 
-// report gives each implementation's median in microseconds and its ratio
-// to the first's, with an optional prefix on the metrics' names.
-func report(b *testing.B, names []string, seconds [][]float64, prefix ...string) {
-	p := strings.Join(prefix, "")
-	if p != "" {
-		p += "-"
+// each applies f to every implementation's samples.
+func each(samples [][]float64, f func([]float64) float64) []float64 {
+	out := make([]float64, len(samples))
+	for i, s := range samples {
+		out[i] = f(s)
 	}
-	base := Median(seconds[0])
+	return out
+}
+
+func mean(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// report gives each implementation's value (seconds) in microseconds and
+// its ratio to the first's, the metrics' names starting with prefix.
+func report(b *testing.B, names []string, prefix string, seconds []float64) {
 	for i, name := range names {
-		m := Median(seconds[i])
-		b.ReportMetric(m*1e6, p+name+"-µs/op")
+		b.ReportMetric(seconds[i]*1e6, prefix+name+"-µs/op")
 		if i > 0 {
-			b.ReportMetric(m/base, p+name+"/"+names[0])
+			b.ReportMetric(seconds[i]/seconds[0], prefix+name+"/"+names[0])
 		}
 	}
 }
