@@ -126,9 +126,8 @@ const (
 type frames struct {
 	lenBuf  [4]byte
 	lenN    int
-	left    int // bytes of the current frame still to come
-	size    int
-	index   int // frames begun
+	left    int  // bytes of the current frame still to come
+	begun   bool // past the first frame
 	head    []byte
 	limit   int  // capture at most this many bytes of a frame
 	capture bool // capturing the current frame
@@ -148,15 +147,14 @@ func (f *frames) feed(p []byte) {
 			if f.lenN < 4 {
 				return
 			}
-			f.size = int(int32(binary.BigEndian.Uint32(f.lenBuf[:])))
-			if f.size < 0 {
+			f.left = int(int32(binary.BigEndian.Uint32(f.lenBuf[:])))
+			if f.left < 0 {
 				f.broken = true
 				return
 			}
-			f.left = f.size
 			f.head = f.head[:0]
-			f.capture = f.index > 0 && f.want()
-			f.index++
+			f.capture = f.begun && f.want()
+			f.begun = true
 			if f.left == 0 {
 				f.end()
 			}
