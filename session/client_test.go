@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -347,4 +348,21 @@ func TestCreateWithZxid(t *testing.T) {
 	_, st, err := c.Get(ctx, node)
 	require.NoError(t, err)
 	assert.Equal(t, st.Czxid, zxid)
+}
+
+// A create whose reply the tap cannot match (its path is longer than the
+// tap reads ahead) costs one read of the Stat, and the zxid is still the
+// node's czxid.
+func TestCreateWithZxidPastTheLookahead(t *testing.T) {
+	servers := zktest.Shared(t)
+	ctx := ctxT(t)
+	c := connect(t, servers)
+	dir := fmt.Sprintf("/zxid-long-%d", time.Now().UnixNano())
+	long := dir + "/" + strings.Repeat("n", 5000) + "-"
+	node, zxid, err := c.CreateWithZxid(ctx, long, nil, zk.FlagEphemeral|zk.FlagSequence)
+	require.NoError(t, err)
+	_, st, err := c.Get(ctx, node)
+	require.NoError(t, err)
+	assert.Equal(t, st.Czxid, zxid)
+	assert.Equal(t, int64(1), session.ZxidTapMisses(c), "the Stat was read once")
 }
