@@ -62,34 +62,29 @@ func TestExclusiveContract(t *testing.T) {
 func TestConnectionLossDuringCreate(t *testing.T) {
 	z := integration.StartZK(t, 1)
 	observer := connect(t, z.Servers())
-	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
-		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
-			p := integration.NewProxy(t, z.Servers()[0])
-			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
-			states, err := c.Subscribe(ctxT(t))
-			require.NoError(t, err)
-			path := fmt.Sprintf("/exclusive/cut-%d", policy)
-			l := newLock(t, c, path)
-			warm, err := l.Acquire(ctxT(t)) // the parent exists from now on
-			require.NoError(t, err)
-			require.NoError(t, warm.Release(ctxT(t)))
+	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *integration.Proxy,
+		c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy) {
+		path := fmt.Sprintf("/exclusive/cut-%d", policy)
+		l := newLock(t, c, path)
+		warm, err := l.Acquire(ctxT(t)) // the parent exists from now on
+		require.NoError(t, err)
+		require.NoError(t, warm.Release(ctxT(t)))
 
-			// Cut right after the whole create reached the server:
-			// the server creates the node, its reply is lost.
-			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock"))
-			lease := zktest.AcquireAcrossCut(t, p, states, l.Acquire)
-			_, st, err := observer.Get(ctxT(t), path+"/lock")
-			require.NoError(t, err)
-			s, err := c.Session(ctxT(t))
-			require.NoError(t, err)
-			assert.Equal(t, s.ID(), st.EphemeralOwner, "the lock node is ours")
-			assert.Equal(t, st.Czxid, lease.Token())
-			require.NoError(t, lease.Release(ctxT(t)))
-			other, err := newLock(t, observer, path).TryAcquire(ctxT(t))
-			require.NoError(t, err, "no orphan node blocks the next holder")
-			require.NoError(t, other.Release(ctxT(t)))
-		})
-	}
+		// Cut right after the whole create reached the server:
+		// the server creates the node, its reply is lost.
+		p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock"))
+		lease := zktest.AcquireAcrossCut(t, p, states, l.Acquire)
+		_, st, err := observer.Get(ctxT(t), path+"/lock")
+		require.NoError(t, err)
+		s, err := c.Session(ctxT(t))
+		require.NoError(t, err)
+		assert.Equal(t, s.ID(), st.EphemeralOwner, "the lock node is ours")
+		assert.Equal(t, st.Czxid, lease.Token())
+		require.NoError(t, lease.Release(ctxT(t)))
+		other, err := newLock(t, observer, path).TryAcquire(ctxT(t))
+		require.NoError(t, err, "no orphan node blocks the next holder")
+		require.NoError(t, other.Release(ctxT(t)))
+	})
 }
 
 // Release never deletes a node it does not own.

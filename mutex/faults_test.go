@@ -36,6 +36,13 @@ func children(t testing.TB, c *session.Client, path string) []string {
 	return kids
 }
 
+// waitForNodes waits (bounded) until path has n children.
+func waitForNodes(t testing.TB, c *session.Client, path string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(children(t, c, path)) == n },
+		waitLimit, 20*time.Millisecond, "want %d nodes under %s, have %v", n, path, children(t, c, path))
+}
+
 // The holder's connection is blackholed past the session timeout: its lease
 // is cancelled before any other process acquires the lock.
 func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
@@ -74,8 +81,7 @@ func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
 			p.Restore(t)
 			assert.ErrorIs(t, held.Release(ctx), recipes.ErrLockLost)
 			require.NoError(t, next.Release(ctx))
-			require.Eventually(t, func() bool { return len(children(t, waiterClient, path)) == 0 },
-				waitLimit, 50*time.Millisecond, "nodes left: %v", children(t, waiterClient, path))
+			waitForNodes(t, waiterClient, path, 0)
 		})
 	}
 }
@@ -85,35 +91,30 @@ func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
 func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 	z := integration.StartZK(t, 1)
 	observer := connect(t, z.Servers())
-	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
-		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
-			p := integration.NewProxy(t, z.Servers()[0])
-			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
-			states, err := c.Subscribe(ctxT(t))
-			require.NoError(t, err)
-			path := fmt.Sprintf("/faults/cut-create-%d", policy)
-			m := newMutex(t, c, path)
-			// Make the parent exist so the create is the next request.
-			l, err := m.Acquire(ctxT(t))
-			require.NoError(t, err)
-			require.NoError(t, l.Release(ctxT(t)))
+	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *integration.Proxy,
+		c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy) {
+		path := fmt.Sprintf("/faults/cut-create-%d", policy)
+		m := newMutex(t, c, path)
+		// Make the parent exist so the create is the next request.
+		l, err := m.Acquire(ctxT(t))
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctxT(t)))
 
-			p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-"))
-			lease := zktest.AcquireAcrossCut(t, p, states, m.Acquire)
-			nl := lease.(recipes.NodeLease)
-			require.Eventually(t, func() bool {
-				kids := children(t, observer, path)
-				return len(kids) == 1 && kids[0] == session.BaseName(nl.Node())
-			}, waitLimit, 50*time.Millisecond, "want only our node, got %v", children(t, observer, path))
+		p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-"))
+		lease := zktest.AcquireAcrossCut(t, p, states, m.Acquire)
+		nl := lease.(recipes.NodeLease)
+		require.Eventually(t, func() bool {
+			kids := children(t, observer, path)
+			return len(kids) == 1 && kids[0] == session.BaseName(nl.Node())
+		}, waitLimit, 50*time.Millisecond, "want only our node, got %v", children(t, observer, path))
 
-			// Another contender is not blocked by an orphan.
-			require.NoError(t, lease.Release(ctxT(t)))
-			other, err := newMutex(t, observer, path).TryAcquire(ctxT(t))
-			require.NoError(t, err)
-			require.NoError(t, other.Release(ctxT(t)))
-			assert.Empty(t, children(t, observer, path))
-		})
-	}
+		// Another contender is not blocked by an orphan.
+		require.NoError(t, lease.Release(ctxT(t)))
+		other, err := newMutex(t, observer, path).TryAcquire(ctxT(t))
+		require.NoError(t, err)
+		require.NoError(t, other.Release(ctxT(t)))
+		assert.Empty(t, children(t, observer, path))
+	})
 }
 
 // The ensemble's leader is killed while many sessions contend: exclusion
@@ -250,8 +251,7 @@ func TestContextEndsDuringCreate(t *testing.T) {
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	p.Restore(t)
-	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 0 },
-		waitLimit, 50*time.Millisecond, "left behind: %v", children(t, observer, path))
+	waitForNodes(t, observer, path, 0)
 }
 
 // Release while the connection is cut: the lease ends at once, Release says
@@ -274,8 +274,7 @@ func TestReleaseDuringCut(t *testing.T) {
 	assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the lease ends at Release all the same")
 	assert.Len(t, children(t, observer, path), 1, "the node is still there while the connection is cut")
 	p.Restore(t)
-	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 0 },
-		waitLimit, 50*time.Millisecond, "left behind: %v", children(t, observer, path))
+	waitForNodes(t, observer, path, 0)
 }
 
 // A waiter whose session expires while it waits is not failed: it queues
@@ -302,8 +301,7 @@ func TestWaiterSurvivesSessionExpiry(t *testing.T) {
 		}
 		close(got)
 	}()
-	require.Eventually(t, func() bool { return len(children(t, observer, path)) == 2 },
-		waitLimit, 20*time.Millisecond, "the waiter never queued")
+	waitForNodes(t, observer, path, 2) // the waiter queued
 
 	p.Blackhole(t)
 	for ch := range states {

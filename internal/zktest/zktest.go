@@ -5,6 +5,7 @@ package zktest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -120,5 +121,24 @@ func AcquireAcrossCut(t *testing.T, p *integration.Proxy, states <-chan session.
 	case <-time.After(WaitLimit):
 		t.Fatal("Acquire did not return after the connection came back")
 		return nil
+	}
+}
+
+// EachPolicyThroughProxy runs f as one subtest per session error policy,
+// each with a fresh proxy to server, a client of that policy connected
+// through it (session timeout 20s) and the client's state changes.
+func EachPolicyThroughProxy(t *testing.T, server string, f func(t *testing.T, p *integration.Proxy,
+	c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy)) {
+	t.Helper()
+	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
+		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
+			p := integration.NewProxy(t, server)
+			c := Connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
+			states, err := c.Subscribe(Ctx(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, p, c, states, policy)
+		})
 	}
 }
