@@ -80,22 +80,9 @@ func Contention(ctx context.Context, lockers []recipes.Locker, rounds int) (lost
 
 // contend is one contender of contention.
 func contend(ctx context.Context, s *section, contender int, l recipes.Locker, rounds int) error {
-	for round := range rounds {
-		op := fmt.Sprintf("contender %d, round %d", contender, round)
-		lease, err := take(ctx, op+": Acquire", l.Acquire)
-		if err != nil {
-			return err
-		}
-		err = s.enter(contender, lease)
-		relErr := lease.Release(ctx)
-		switch {
-		case err != nil:
-			return err
-		case relErr != nil && !(errors.Is(relErr, recipes.ErrLockLost) && ended(lease)):
-			return fmt.Errorf("%s: Release: %w", op, relErr)
-		}
-	}
-	return nil
+	return holdRounds(ctx, fmt.Sprintf("contender %d", contender), l, rounds, func(lease recipes.Lease) error {
+		return s.enter(contender, lease)
+	})
 }
 
 // checkExclusion: Contenders Lockers on one lock, Rounds each, never two

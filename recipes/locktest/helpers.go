@@ -236,3 +236,26 @@ func (a *attempt) settle(ctx context.Context) {
 	case <-ctx.Done():
 	}
 }
+
+// holdRounds acquires l rounds times, runs inside with each lease and
+// releases it. A Release that reports ErrLockLost for a lease already ended
+// is not an error (the loss was the lock's to report, and inside saw it).
+func holdRounds(ctx context.Context, who string, l recipes.Locker, rounds int,
+	inside func(recipes.Lease) error) error {
+	for round := range rounds {
+		op := fmt.Sprintf("%s, round %d", who, round)
+		lease, err := take(ctx, op+": Acquire", l.Acquire)
+		if err != nil {
+			return err
+		}
+		err = inside(lease)
+		relErr := lease.Release(ctx)
+		switch {
+		case err != nil:
+			return err
+		case relErr != nil && !(errors.Is(relErr, recipes.ErrLockLost) && ended(lease)):
+			return fmt.Errorf("%s: Release: %w", op, relErr)
+		}
+	}
+	return nil
+}

@@ -123,22 +123,9 @@ func checkSharing(ctx context.Context, t *testing.T, b Backend, name string) err
 // a stay in s.
 func stay(ctx context.Context, s *sharedSection, who string, contender int, l recipes.Locker,
 	blocker bool, rounds int) error {
-	for round := range rounds {
-		op := fmt.Sprintf("%s, round %d", who, round)
-		lease, err := take(ctx, op+": Acquire", l.Acquire)
-		if err != nil {
-			return err
-		}
-		err = s.enter(contender, lease, blocker)
-		relErr := lease.Release(ctx)
-		switch {
-		case err != nil:
-			return err
-		case relErr != nil && !(errors.Is(relErr, recipes.ErrLockLost) && ended(lease)):
-			return fmt.Errorf("%s: Release: %w", op, relErr)
-		}
-	}
-	return nil
+	return holdRounds(ctx, who, l, rounds, func(lease recipes.Lease) error {
+		return s.enter(contender, lease, blocker)
+	})
 }
 
 // checkHoldTogether: goroutines sharing the sharer l, each with a context of
