@@ -30,12 +30,15 @@ type Client struct {
 	sess      *Session
 	changed   chan struct{} // closed and replaced at every transition
 	timerGen  uint64
-	timers    []*time.Timer
+	lostTimer *time.Timer // Lost after a whole session timeout in Suspended
 	subs      []*subscriber
 	closed    bool
 	done      chan struct{}
 	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog
 	live      liveness
+
+	keepaliveOut bool          // the watchdog's keepalive is waiting for its reply
+	kick         chan struct{} // wakes the watchdog
 }
 
 // Connect opens a client to the ZooKeeper servers ("host:port"; the port
@@ -69,6 +72,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		connReady: make(chan struct{}),
 		changed:   make(chan struct{}),
 		done:      make(chan struct{}),
+		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
 	c.mu.Lock()
@@ -176,8 +180,7 @@ func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 	conn, _, err := zk.Connect(c.servers, c.cfg.sessionTimeout,
 		zk.WithEventCallback(cb),
 		zk.WithDialer(c.live.dialer),
-		zk.WithLogger(zkLogger{c.log, &c.live}),
-		zk.WithLogInfo(true))
+		zk.WithLogger(zkLogger{c.log}))
 	close(ready)
 	if err != nil {
 		return nil, fmt.Errorf("session: connect: %w", err)
@@ -233,7 +236,7 @@ func (c *Client) applyLocked(in input, id int64) {
 		c.sess.cancel(a.endSession)
 	}
 	if a.newSession {
-		c.sess = newSession(a.sessionIDSet, c.live.timeout(c.cfg.sessionTimeout))
+		c.sess = c.newSessionLocked(a.sessionIDSet)
 	}
 	if a.stopTimers || a.startTimers {
 		c.stopTimersLocked()
@@ -259,29 +262,26 @@ func (c *Client) applyLocked(in input, id int64) {
 	}
 }
 
+// startTimersLocked starts Curator's simulated expiry: suspended for a
+// whole session timeout, the session is reported Lost and the connection
+// is replaced (a new session follows).
 func (c *Client) startTimersLocked() {
 	gen := c.timerGen
-	t := c.live.timeout(c.cfg.sessionTimeout)
-	fire := func(in input) func() {
-		return func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if gen == c.timerGen {
-				c.applyLocked(in, 0)
-			}
+	c.lostTimer = time.AfterFunc(c.live.timeout(c.cfg.sessionTimeout), func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if gen == c.timerGen {
+			c.applyLocked(inSuspendTimeout, 0)
 		}
-	}
-	c.timers = append(c.timers,
-		time.AfterFunc(max(0, trustUntil(t)-c.live.sinceRead(time.Now())), fire(inTrustTimeout)),
-		time.AfterFunc(t, fire(inSuspendTimeout)))
+	})
 }
 
 func (c *Client) stopTimersLocked() {
 	c.timerGen++
-	for _, t := range c.timers {
-		t.Stop()
+	if c.lostTimer != nil {
+		c.lostTimer.Stop()
+		c.lostTimer = nil
 	}
-	c.timers = nil
 }
 
 // replaceConnLocked abandons the current connection (and so its session:
@@ -344,14 +344,9 @@ func (c *Client) Namespace() string { return string(c.cfg.namespace) }
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.log }
 
-// zkLogger routes go-zookeeper's messages to slog at Debug, and notes the
-// negotiated session timeout on the way.
-type zkLogger struct {
-	l    *slog.Logger
-	live *liveness
-}
+// zkLogger routes go-zookeeper's messages to slog at Debug.
+type zkLogger struct{ l *slog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
-	z.live.noteLog(format, args)
 	z.l.Debug(fmt.Sprintf("zk: "+format, args...))
 }

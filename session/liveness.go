@@ -2,44 +2,148 @@ package session
 
 import (
 	"net"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// The client keeps its own account of how recently the server answered,
-// because go-zookeeper may report a silent connection later than two thirds
-// of the session timeout (its send loop can sit in a blocked write until its
-// own deadline), and the server expires the session one session timeout
-// after it last heard from us. Every byte read from the server counts.
+// How far the client trusts its session.
+//
+// The server expires a session one session timeout t (rounded up to its
+// tick) after it last heard from the client. Bytes the client reads prove
+// nothing about that: the server keeps sending watch notifications to a
+// client it no longer hears. What proves it is a reply: the server read the
+// request it answers after the client sent it. So the client keeps, per
+// session, the send time of the latest request (pings included) whose reply
+// came back, "heard", on its own monotonic clock, and trusts the session
+//
+//   - under SuspendedIsLost, until heard + 2/3 t: the watchdog then reports
+//     Suspended and drops the connection, at least t/3 before the server may
+//     expire the session;
+//   - under OnlyLostIsLost, until heard + t - DriftMargin(t), across
+//     suspensions.
+//
+// Every check of a session's trust (Session.Err, used by the recipes before
+// they grant a lock, whether after a listing or on a watch notification) and
+// every timer that ends a session value use that rule. go-zookeeper pings
+// every t/3; the watchdog adds a request of its own whenever no reply has
+// come for t/6, so that a healthy session is rarely more than t/6 behind.
+
+// suspendAfter: no reply to a request sent in the last 2/3 t means the
+// connection cannot be trusted: Suspended, and the connection is dropped.
+func suspendAfter(t time.Duration) time.Duration { return t * 2 / 3 }
+
+// keepaliveAfter: with no reply to a request sent in the last t/6, the
+// watchdog sends one.
+func keepaliveAfter(t time.Duration) time.Duration { return t / 6 }
+
+// DriftMargin is what the client keeps back, under OnlyLostIsLost, from the
+// earliest moment the server may expire a session of timeout t: 1% of t for
+// the difference between the client's and the server's clock rates, plus
+// 10ms for the client's own timer and scheduling delays.
+func DriftMargin(t time.Duration) time.Duration { return t/100 + 10*time.Millisecond }
+
+// trustWindow is how long after heard a session value of policy p stays
+// trusted.
+func trustWindow(p ErrorPolicy, t time.Duration) time.Duration {
+	if p == OnlyLostIsLost {
+		return t - DriftMargin(t)
+	}
+	return suspendAfter(t)
+}
+
+// epoch anchors mono: time.Since reads the monotonic clock, immune to
+// wall-clock steps.
+var epoch = time.Now()
+
+// mono is the monotonic time since the process started.
+func mono() time.Duration { return time.Since(epoch) }
 
 // liveness is shared by a client's connections.
 type liveness struct {
-	lastRead   atomic.Int64 // unix nanos of the last byte read from the server
 	negotiated atomic.Int64 // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
 	tap        zxidTap // creates' zxids, read off the replies
+
+	mu    sync.Mutex
+	heard heardAt
 }
 
-// trackedConn records reads on the connection go-zookeeper uses, and lets
-// the zxid tap look at both streams. go-zookeeper reads it from one
-// goroutine and writes it from one other.
+// heardAt: the server heard session at or after at (mono).
+type heardAt struct {
+	session int64
+	at      time.Duration
+}
+
+// noteHeard records that the server answered a request of session sent at
+// at, on conn. Only the current connection counts.
+func (l *liveness) noteHeard(conn *trackedConn, session int64, at time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn.Load() == conn && (session != l.heard.session || at > l.heard.at) {
+		l.heard = heardAt{session, at}
+	}
+}
+
+// lastHeard returns the send time of the latest request of session id that
+// the server answered; false when none is known.
+func (l *liveness) lastHeard(id int64) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id == 0 || l.heard.session != id {
+		return 0, false
+	}
+	return l.heard.at, true
+}
+
+// timeout is the negotiated session timeout, or requested until known.
+func (l *liveness) timeout(requested time.Duration) time.Duration {
+	if n := l.negotiated.Load(); n > 0 {
+		return time.Duration(n)
+	}
+	return requested
+}
+
+// Replies whose error says the session is gone prove nothing.
+const (
+	codeSessionExpired = -112
+	codeSessionMoved   = -118
+)
+
+// trackedConn is the connection go-zookeeper uses, seen by the client: it
+// splits both streams into frames, keeps the send time of every request
+// until its reply, and feeds the zxid tap. It never changes a byte.
+// go-zookeeper writes it from one goroutine at a time and reads it from one
+// other, one whole frame per Write.
 type trackedConn struct {
 	net.Conn
 	l       *liveness
 	in, out frames
+	session int64 // from the connect response; read side only
+
+	mu        sync.Mutex
+	connectAt time.Duration // send time of the connect request
+	pending   []sentRequest // requests not answered yet, oldest first
 }
+
+type sentRequest struct {
+	xid int32
+	at  time.Duration
+}
+
+// maxPending bounds the requests remembered (go-zookeeper's in-flight
+// requests); past it the oldest is forgotten, and its reply proves nothing.
+const maxPending = 1 << 14
 
 func (t *trackedConn) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
 	if n > 0 {
-		t.l.lastRead.Store(time.Now().UnixNano())
 		t.in.feed(p[:n])
 	}
 	return n, err
 }
 
-// Write lets the tap see a request before it can be answered.
+// Write notes a request before it can be answered.
 func (t *trackedConn) Write(p []byte) (int, error) {
 	t.out.feed(p)
 	return t.Conn.Write(p)
@@ -52,64 +156,173 @@ func (l *liveness) dialer(network, address string, timeout time.Duration) (net.C
 		return nil, err
 	}
 	t := &trackedConn{Conn: c, l: l}
-	tapFrames(t, &l.tap)
-	l.lastRead.Store(time.Now().UnixNano())
+	t.out = frames{want: t.wantRequest, done: t.sent}
+	t.in = frames{want: func(first bool) int { return replyHeaderLen }, done: t.received}
 	l.conn.Store(t)
 	return t, nil
 }
 
-// sinceRead is how long the server has been silent.
-func (l *liveness) sinceRead(now time.Time) time.Duration {
-	return now.Sub(time.Unix(0, l.lastRead.Load()))
-}
-
-// timeout is the negotiated session timeout, or requested until known.
-func (l *liveness) timeout(requested time.Duration) time.Duration {
-	if n := l.negotiated.Load(); n > 0 {
-		return time.Duration(n)
+// wantRequest: a request's xid, and when a create waits for its zxid, as
+// much of the request as the tap reads.
+func (t *trackedConn) wantRequest(first bool) int {
+	if !first && t.l.tap.waiting.Load() > 0 {
+		return requestLookahead
 	}
-	return requested
+	return requestHeaderLen
 }
 
-// noteLog picks the negotiated session timeout out of go-zookeeper's
-// "authenticated: id=%d, timeout=%d" message (the only place it reports it).
-func (l *liveness) noteLog(format string, args []any) {
-	if strings.HasPrefix(format, "authenticated: id=") && len(args) == 2 {
-		if ms, ok := args[1].(int32); ok && ms > 0 {
-			l.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+// sent notes a request frame going out.
+func (t *trackedConn) sent(head []byte, first bool) {
+	now := mono()
+	t.mu.Lock()
+	if first {
+		t.connectAt = now
+	} else if xid, ok := requestXid(head); ok {
+		if len(t.pending) == maxPending {
+			t.pending = t.pending[1:]
+		}
+		t.pending = append(t.pending, sentRequest{xid, now})
+	}
+	t.mu.Unlock()
+	if !first && t.l.tap.waiting.Load() > 0 {
+		if xid, path, ok := createPath(head); ok {
+			t.l.tap.sent(t, xid, path)
 		}
 	}
 }
 
-// Watchdog and trust window, as fractions of the session timeout t:
-//   - silentAfter: no byte from the server for 2/3 t (go-zookeeper's own
-//     receive timeout) means the connection is dead: the client reports
-//     Suspended and drops the connection, whatever go-zookeeper says;
-//   - trustUntil: under OnlyLostIsLost, the session value ends 3/4 t after
-//     the last byte read, a quarter of t before the server may expire it.
-func silentAfter(t time.Duration) time.Duration { return t * 2 / 3 }
-func trustUntil(t time.Duration) time.Duration  { return t * 3 / 4 }
+// received notes a reply frame coming in.
+func (t *trackedConn) received(head []byte, first bool) {
+	if first {
+		ms, id, ok := connectReply(head)
+		if !ok || id == 0 || ms <= 0 {
+			return // the session expired: nothing was heard
+		}
+		t.session = id
+		t.l.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+		t.mu.Lock()
+		at := t.connectAt
+		t.mu.Unlock()
+		t.l.noteHeard(t, id, at)
+		return
+	}
+	xid, zxid, errCode, ok := replyHeader(head)
+	if !ok || xid == xidNotification {
+		return
+	}
+	if at, ok := t.answered(xid); ok && errCode != codeSessionExpired && errCode != codeSessionMoved {
+		t.l.noteHeard(t, t.session, at)
+	}
+	if xid > 0 && t.l.tap.waiting.Load() > 0 {
+		t.l.tap.replied(t, xid, zxid, errCode)
+	}
+}
 
-// watch runs the watchdog until the client is closed.
+// answered returns the send time of the oldest unanswered request with xid
+// and forgets it. Replies come in request order but for a few the server
+// answers at once (auth); pings share one xid, and the oldest is the
+// conservative match.
+func (t *trackedConn) answered(xid int32) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, r := range t.pending {
+		if r.xid == xid {
+			if i == 0 {
+				t.pending = t.pending[1:]
+			} else {
+				t.pending = append(t.pending[:i], t.pending[i+1:]...)
+			}
+			return r.at, true
+		}
+	}
+	return 0, false
+}
+
+// watch runs the watchdog until the client is closed: it enforces the trust
+// rule above with timers set at its deadlines, and sends keepalives.
 func (c *Client) watch() {
 	defer c.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
-		t := c.live.timeout(c.cfg.sessionTimeout)
+		c.mu.Lock()
+		wait, drop := c.checkLivenessLocked(mono())
+		changed := c.changed
+		c.mu.Unlock()
+		if tc := c.live.conn.Load(); drop && tc != nil {
+			_ = tc.Conn.Close() // go-zookeeper reconnects
+		}
+		timer.Reset(wait)
 		select {
 		case <-c.done:
 			return
-		case <-time.After(t / 10):
-		}
-		c.mu.Lock()
-		silent := c.m.state.connected() && c.live.sinceRead(time.Now()) > silentAfter(t)
-		if silent {
-			c.log.Warn("zookeeper server silent past the receive timeout; dropping the connection",
-				"silent", c.live.sinceRead(time.Now()).Round(time.Millisecond))
-			c.applyLocked(inDisconnected, 0)
-		}
-		c.mu.Unlock()
-		if tc := c.live.conn.Load(); silent && tc != nil {
-			_ = tc.Conn.Close() // go-zookeeper reconnects
+		case <-timer.C:
+		case <-changed:
+		case <-c.kick:
 		}
 	}
 }
+
+// idleCheck is how often the watchdog looks when no deadline is running.
+const idleCheck = time.Second
+
+// checkLivenessLocked applies the trust rule at now: it reports Suspended
+// (drop: the caller closes the connection) or ends the session value when
+// their deadline has passed, starts a keepalive when one is due, and returns
+// how long to wait until the next deadline.
+func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, drop bool) {
+	wait = idleCheck
+	if c.closed {
+		return wait, false
+	}
+	t := c.live.timeout(c.cfg.sessionTimeout)
+	heard, ok := c.live.lastHeard(c.m.sessionID)
+	if c.m.state.connected() {
+		switch due := heard + suspendAfter(t); {
+		case !ok || now >= due:
+			c.log.Warn("no reply from zookeeper to a request sent within 2/3 of the session timeout; dropping the connection",
+				"since", (now - heard).Round(time.Millisecond), "session timeout", t)
+			c.applyLocked(inDisconnected, 0)
+			return 0, true
+		default:
+			wait = min(wait, due-now)
+		}
+		if due := heard + keepaliveAfter(t); now < due {
+			wait = min(wait, due-now)
+		} else {
+			c.keepaliveLocked()
+		}
+	}
+	if c.m.live && c.cfg.policy == OnlyLostIsLost {
+		switch due := heard + trustWindow(OnlyLostIsLost, t); {
+		case !ok || now >= due:
+			c.applyLocked(inTrustTimeout, 0)
+		default:
+			wait = min(wait, due-now)
+		}
+	}
+	return max(wait, 0), false
+}
+
+// keepaliveLocked sends one cheap request (an exists of "/") on the current
+// connection unless one is already out: its reply renews the trust.
+func (c *Client) keepaliveLocked() {
+	conn := c.conn
+	if conn == nil || c.keepaliveOut {
+		return
+	}
+	c.keepaliveOut = true
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		_, _, _ = conn.Exists("/")
+		c.mu.Lock()
+		c.keepaliveOut = false
+		c.mu.Unlock()
+		select { // look again: the next keepalive is due t/6 after this one
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}()
+}
+

@@ -16,11 +16,22 @@ type Session struct {
 	timeout time.Duration
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+
+	live   *liveness // the client's, for the trust rule; nil in unit tests
+	policy ErrorPolicy
 }
 
 func newSession(id int64, timeout time.Duration) *Session {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Session{id: id, timeout: timeout, ctx: ctx, cancel: cancel}
+}
+
+// newSessionLocked starts the value of session id, trusted under the
+// client's rule (see liveness.go).
+func (c *Client) newSessionLocked(id int64) *Session {
+	s := newSession(id, c.live.timeout(c.cfg.sessionTimeout))
+	s.live, s.policy = &c.live, c.cfg.policy
+	return s
 }
 
 // ID is the ZooKeeper session id: the ephemeralOwner of the session's
@@ -37,12 +48,47 @@ func (s *Session) Context() context.Context { return s.ctx }
 // Done closes when the session can no longer be trusted.
 func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
 
-// Err is nil while the session is trusted, then why it ended.
+// Err is nil while the session is trusted, then why it ended. It reads the
+// clock: it reports the end of the trust at its deadline, even before the
+// client's timer has cancelled Context.
 func (s *Session) Err() error {
-	if s.ctx.Err() == nil {
-		return nil
+	if s.ctx.Err() != nil {
+		return context.Cause(s.ctx)
 	}
-	return context.Cause(s.ctx)
+	if s.live == nil {
+		return nil // a value made in a unit test: trusted until cancelled
+	}
+	if until, ok := s.TrustedUntil(); !ok || !time.Now().Before(until) {
+		return s.untrusted()
+	}
+	return nil
+}
+
+// TrustedUntil is the time until which the session may be trusted, as of
+// now: the send time of the latest request of the session that the server
+// answered, plus 2/3 of the session timeout (SuspendedIsLost) or the
+// session timeout less DriftMargin (OnlyLostIsLost). It moves later with
+// every reply. The session value ends (Done closes) at that time at the
+// latest; it may end sooner (a dropped connection under the default
+// policy). ok is false when no reply of the session is known.
+func (s *Session) TrustedUntil() (until time.Time, ok bool) {
+	if s.live == nil {
+		return time.Time{}, false
+	}
+	heard, ok := s.live.lastHeard(s.id)
+	if !ok {
+		return time.Time{}, false
+	}
+	return epoch.Add(heard + trustWindow(s.policy, s.live.timeout(s.timeout))), true
+}
+
+// untrusted is the cause of a session value's end at its trust deadline.
+func (s *Session) untrusted() error {
+	if s.policy == OnlyLostIsLost {
+		return fmt.Errorf("%w: no reply from the server within the session timeout (less the drift margin); "+
+			"the server may expire the session", ErrSessionLost)
+	}
+	return fmt.Errorf("%w: no reply from the server within 2/3 of the session timeout", ErrSuspended)
 }
 
 func (s *Session) String() string { return fmt.Sprintf("session 0x%x", s.id) }

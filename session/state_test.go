@@ -119,14 +119,3 @@ func TestStateString(t *testing.T) {
 	assert.Equal(t, "State(42)", State(42).String())
 	assert.True(t, errors.Is(ErrSuspended, ErrSuspended))
 }
-
-func TestLivenessNotesNegotiatedTimeout(t *testing.T) {
-	var l liveness
-	assert.Equal(t, 7*time.Second, l.timeout(7*time.Second), "requested until known")
-	l.noteLog("connected to %s", []any{"x"})
-	l.noteLog("authenticated: id=%d, timeout=%d", []any{int64(5), int32(4000)})
-	assert.Equal(t, 4*time.Second, l.timeout(7*time.Second))
-	assert.Equal(t, 3*time.Second, trustUntil(4*time.Second))
-	assert.Less(t, silentAfter(4*time.Second), trustUntil(4*time.Second), "suspended before the trust ends")
-	assert.Less(t, trustUntil(4*time.Second), 4*time.Second, "the trust ends before the server may expire the session")
-}

@@ -62,8 +62,8 @@ func TestFramesFindCreatesInRequests(t *testing.T) {
 			path string
 		}
 		var got []found
-		f := frames{limit: requestLookahead, want: func() bool { return true }, done: func(head []byte) {
-			if xid, path, ok := createPath(head); ok {
+		f := frames{want: func(bool) int { return requestLookahead }, done: func(head []byte, first bool) {
+			if xid, path, ok := createPath(head); ok && !first {
 				got = append(got, found{xid, string(path)})
 			}
 		}}
@@ -87,21 +87,40 @@ func TestFramesReadReplyHeaders(t *testing.T) {
 	}
 	for seed := range uint64(50) {
 		var got []header
+		var firsts []bool
 		captures := 0
-		f := frames{limit: replyHeaderLen, want: func() bool { captures++; return captures != 2 }, done: func(head []byte) {
+		f := frames{want: func(bool) int {
+			captures++
+			if captures == 3 {
+				return 0 // the watch event is not wanted
+			}
+			return replyHeaderLen
+		}, done: func(head []byte, first bool) {
+			firsts = append(firsts, first)
+			if first {
+				ms, id, ok := connectReply(head)
+				require.True(t, ok)
+				assert.Equal(t, int32(15000), ms)
+				assert.Equal(t, int64(0x1234), id)
+				return
+			}
 			xid, zxid, errno, ok := replyHeader(head)
-			require.True(t, ok)
+			if !ok {
+				got = append(got, header{-99, 0, 0}) // nothing captured
+				return
+			}
 			got = append(got, header{xid, zxid, errno})
 		}}
 		feedInChunks(&f, stream, rand.New(rand.NewPCG(seed, 2)))
-		assert.Equal(t, []header{{7, 0x100000042, 0}, {8, 0x100000043, -110}}, got,
-			"seed %d: the second frame was not wanted", seed)
+		assert.Equal(t, []bool{true, false, false, false}, firsts, "seed %d", seed)
+		assert.Equal(t, []header{{7, 0x100000042, 0}, {-99, 0, 0}, {8, 0x100000043, -110}}, got,
+			"seed %d: the third frame was not wanted", seed)
 	}
 }
 
 func TestFramesStopOnNonsense(t *testing.T) {
 	calls := 0
-	f := frames{limit: 16, want: func() bool { return true }, done: func([]byte) { calls++ }}
+	f := frames{want: func(bool) int { return 16 }, done: func([]byte, bool) { calls++ }}
 	f.feed(jute(nil).i32(-5).i32(1).i32(2))
 	assert.True(t, f.broken)
 	f.feed(jute(nil).i32(4).i32(1))
