@@ -325,4 +325,3 @@ func (c *Client) keepaliveLocked() {
 		}
 	}()
 }
-

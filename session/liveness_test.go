@@ -60,9 +60,9 @@ func TestHeardOnlyFromReplies(t *testing.T) {
 	assert.Equal(t, connectAt, heard, "the connect response answers the connect request")
 	assert.Equal(t, 4*time.Second, l.timeout(7*time.Second), "negotiated timeout read off the wire")
 
-	c.out.feed(request(1, 4))  // getData
+	c.out.feed(request(1, 4))   // getData
 	c.out.feed(request(-2, 11)) // ping
-	c.out.feed(request(2, 1))  // create
+	c.out.feed(request(2, 1))   // create
 	c.out.feed(request(-2, 11)) // another ping
 	at1, atPing, at2 := pendingAt(t, c, 1), pendingAt(t, c, -2), pendingAt(t, c, 2)
 
