@@ -1,6 +1,9 @@
 package session
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The errors of package session; test them with errors.Is. Errors from the
 // ZooKeeper client (zk.ErrNoNode, zk.ErrNodeExists, ...) are wrapped, so
@@ -26,4 +29,8 @@ var (
 	// ErrNotConnected: Connect gave up before the first session was
 	// established (connection timeout).
 	ErrNotConnected = errors.New("session: not connected")
+	// ErrRequestTooLarge: a write larger than the server accepts (see
+	// WithMaxRequestSize) was refused before anything was sent. It is also
+	// ErrInvalidArgument.
+	ErrRequestTooLarge = fmt.Errorf("%w: request too large", ErrInvalidArgument)
 )

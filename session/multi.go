@@ -80,6 +80,9 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]zk.MultiResponse, erro
 		}
 		reqs[i] = r
 	}
+	if err := c.checkSize("multi", ops[0].path, multiSize(reqs)); err != nil {
+		return nil, err
+	}
 	var res []zk.MultiResponse
 	err := c.do(ctx, false, func(conn *zk.Conn) error {
 		r, err := conn.Multi(reqs...)

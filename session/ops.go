@@ -79,6 +79,9 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 		return "", err
 	}
 	full := c.cfg.namespace.full(path)
+	if err := c.checkSize("create", path, requestHeaderSize+createBodySize(full, data, c.cfg.acl)); err != nil {
+		return "", err
+	}
 	var created string
 	err := c.do(ctx, flags&zk.FlagSequence == 0, func(conn *zk.Conn) error {
 		var err error
@@ -253,6 +256,9 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 		return nil, err
 	}
 	full := c.cfg.namespace.full(path)
+	if err := c.checkSize("set", path, requestHeaderSize+stringSize(full)+bufferSize(data)+4); err != nil {
+		return nil, err
+	}
 	var st *zk.Stat
 	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
 		st, err = conn.Set(full, data, version)
@@ -297,6 +303,13 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 		}
 	}
 	full := c.cfg.namespace.full(path)
+	size := requestHeaderSize + createBodySize(full, data, c.cfg.acl)
+	if len(guards) > 0 {
+		size = multiSize(c.guardedCreate(full, data, flags, guards))
+	}
+	if err := c.checkSize("create", path, size); err != nil {
+		return "", 0, err
+	}
 	var (
 		created string
 		zxid    int64
@@ -347,17 +360,22 @@ func (c *Client) czxidOf(conn *zk.Conn, created string, flags int32) (int64, err
 	return st.Czxid, nil
 }
 
+// guardedCreate is the multi of the guards' checks and the create of full.
+func (c *Client) guardedCreate(full string, data []byte, flags int32, guards []string) []any {
+	ops := make([]any, 0, len(guards)+1)
+	for _, g := range guards {
+		ops = append(ops, &zk.CheckVersionRequest{Path: c.cfg.namespace.full(g), Version: -1})
+	}
+	return append(ops, &zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags})
+}
+
 // createGuarded creates the server path full: a plain create without
 // guards, else a multi of the guards' checks and the create.
 func (c *Client) createGuarded(conn *zk.Conn, full string, data []byte, flags int32, guards []string) (string, error) {
 	if len(guards) == 0 {
 		return conn.Create(full, data, flags, c.cfg.acl)
 	}
-	ops := make([]any, 0, len(guards)+1)
-	for _, g := range guards {
-		ops = append(ops, &zk.CheckVersionRequest{Path: c.cfg.namespace.full(g), Version: -1})
-	}
-	ops = append(ops, &zk.CreateRequest{Path: full, Data: data, Acl: c.cfg.acl, Flags: flags})
+	ops := c.guardedCreate(full, data, flags, guards)
 	res, err := conn.Multi(ops...)
 	if err == nil && len(res) != len(ops) {
 		return "", fmt.Errorf("multi of %d ops answered with %d results", len(ops), len(res))

@@ -34,6 +34,7 @@ type config struct {
 	acl               []zk.ACL
 	auth              [][]byte // digest credentials "user:password"
 	policy            ErrorPolicy
+	maxRequest        int // bytes
 }
 
 func defaultConfig() config {
@@ -44,6 +45,7 @@ func defaultConfig() config {
 		logger:            slog.Default(),
 		acl:               zk.WorldACL(zk.PermAll),
 		policy:            SuspendedIsLost,
+		maxRequest:        DefaultMaxRequestSize,
 	}
 }
 
@@ -51,12 +53,15 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
-// WithSessionTimeout sets the session timeout (default
-// DefaultSessionTimeout). It must be positive.
+// WithSessionTimeout sets the session timeout asked of the server (default
+// DefaultSessionTimeout), from 1ms to MaxSessionTimeout. The server clamps
+// it to its own minSessionTimeout..maxSessionTimeout, and the client uses
+// the timeout the server granted.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return invalid("session timeout %v must be positive", d)
+		if d < time.Millisecond || d > MaxSessionTimeout {
+			return invalid("session timeout %v: must be from 1ms to %v (the protocol carries milliseconds in 32 bits)",
+				d, MaxSessionTimeout)
 		}
 		c.sessionTimeout = d
 		return nil
