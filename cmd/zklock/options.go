@@ -36,7 +36,8 @@ func (c *connOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.servers, "servers", def, "ZooKeeper servers, comma separated")
 	fs.StringVar(&c.namespace, "namespace", "", "prefix of every path on the server")
 	c.sessionTimeout = defaultSessionTimeout
-	fs.Var(durationValue{d: &c.sessionTimeout, positive: true}, "session-timeout", "ZooKeeper session timeout")
+	fs.Var(durationValue{d: &c.sessionTimeout, min: time.Millisecond, max: session.MaxSessionTimeout},
+		"session-timeout", "ZooKeeper session timeout (the server clamps it to its own limits)")
 }
 
 // serverList splits --servers; the addresses themselves are checked by
@@ -202,10 +203,12 @@ func invalidReason(err error) string {
 }
 
 // durationValue is a flag.Value for a non-negative duration, given as a Go
-// duration ("500ms", "2m") or as plain seconds ("10", "0.5").
+// duration ("500ms", "2m") or as plain seconds ("10", "0.5"). A value that is
+// not zero but rounds to zero nanoseconds is refused: 0 means "forever" for
+// some flags, and a positive duration must never mean that.
 type durationValue struct {
 	d        *time.Duration
-	positive bool // 0 is refused too
+	min, max time.Duration // when set: the range allowed (min > 0 refuses 0)
 }
 
 func (v durationValue) String() string {
@@ -230,8 +233,14 @@ func (v durationValue) Set(s string) error {
 	switch {
 	case d < 0:
 		return errors.New("negative duration")
-	case d == 0 && v.positive:
+	case d == 0 && strings.ContainsAny(s, "123456789"):
+		return errors.New("rounds to 0 (durations have nanosecond resolution)")
+	case d == 0 && v.min > 0:
 		return errors.New("must be positive")
+	case d < v.min:
+		return fmt.Errorf("must be at least %v", v.min)
+	case v.max > 0 && d > v.max:
+		return fmt.Errorf("must be at most %v", v.max)
 	}
 	*v.d = d
 	return nil
