@@ -58,6 +58,10 @@ var (
 	// ErrLockLost is the cause of a lease's context when the lock can no
 	// longer be trusted; the wrapping error says why.
 	ErrLockLost = errors.New("recipes: lock lost")
+	// ErrNotReentrant: a lock that is not reentrant was asked for again in
+	// a call chain that already holds it (its lease's context). It fails at
+	// once, where waiting would deadlock.
+	ErrNotReentrant = fmt.Errorf("%w: already held in this call chain, and the lock is not reentrant", ErrNotAcquired)
 	// ErrInvalidArgument: bad input (nil context, invalid path, ...).
 	ErrInvalidArgument = errors.New("recipes: invalid argument")
 )

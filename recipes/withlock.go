@@ -16,8 +16,9 @@ const DefaultReleaseTimeout = 10 * time.Second
 // context.Cause of fn's context is an error that is ErrLockLost. WithLock
 // returns fn's error joined with Release's: when the lock was lost while fn
 // ran, the result is ErrLockLost even if fn returned nil, because fn's work
-// may not have been exclusive.
-func WithLock(ctx context.Context, l Locker, fn func(ctx context.Context) error) error {
+// may not have been exclusive. The lock is released on every exit: when fn
+// panics, it is released and the panic goes on up the stack.
+func WithLock(ctx context.Context, l Locker, fn func(ctx context.Context) error) (err error) {
 	if l == nil {
 		return fmt.Errorf("%w: nil Locker", ErrInvalidArgument)
 	}
@@ -30,11 +31,13 @@ func WithLock(ctx context.Context, l Locker, fn func(ctx context.Context) error)
 	}
 	runCtx, cancel := context.WithCancelCause(lease.Context())
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	fnErr := fn(runCtx)
-	stop()
-	cancel(nil)
-
-	relCtx, relCancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReleaseTimeout)
-	defer relCancel()
-	return errors.Join(fnErr, lease.Release(relCtx))
+	defer func() {
+		// Runs when fn returns and when it panics (then the panic goes on).
+		stop()
+		cancel(nil)
+		relCtx, relCancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultReleaseTimeout)
+		defer relCancel()
+		err = errors.Join(err, lease.Release(relCtx))
+	}()
+	return fn(runCtx)
 }

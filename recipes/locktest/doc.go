@@ -28,8 +28,13 @@
 //   - Reentrant (Backend.Reentrant only): Acquire with the lease's context
 //     re-enters; the lock is held until every lease is released; goroutines
 //     sharing one Locker with their own contexts exclude each other.
+//   - NotReentrant (not Backend.Reentrant): Acquire and TryAcquire with the
+//     lease's context fail at once with ErrNotReentrant, and the lease stays
+//     held.
 //   - WithLock: recipes.WithLock holds the lock while fn runs, and cancels
 //     fn's context with ErrLockLost when the lock is lost.
+//   - WithLockPanic: when fn panics, WithLock releases the lock and the
+//     panic goes on to the caller.
 //
 // # Shared locks
 //

@@ -22,12 +22,27 @@ func TestRunInMemory(t *testing.T) {
 }
 
 // The suite runs with only what is required: no Leftovers, not reentrant
-// (Reentrant is skipped), and small contention numbers.
+// (Reentrant is skipped, NotReentrant runs), and small contention numbers.
 func TestRunMinimalBackend(t *testing.T) {
-	b := newMemServer(faults{}).backend()
-	b.Leftovers, b.Reentrant = nil, false
+	b := newMemServer(faults{}).nonReentrantBackend()
+	b.Leftovers = nil
 	b.Contenders, b.Rounds = 2, 3
 	Run(t, b)
+}
+
+// A lock that is not reentrant and waits for itself on re-entry is caught,
+// and so is one that re-enters while claiming not to be reentrant.
+func TestNotReentrantCheckCatchesSelfDeadlock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := checkNotReentrant(ctx, t, newMemServer(faults{reentryWaits: true}).nonReentrantBackend(), "self")
+	require.ErrorContains(t, err, "which is not")
+	t.Log(err)
+
+	b := newMemServer(faults{}).backend()
+	err = checkNotReentrant(t.Context(), t, b, "claims")
+	require.ErrorContains(t, err, "took the lock")
+	t.Log(err)
 }
 
 // Each check fails on a lock broken in the way it is there to catch.
@@ -71,6 +86,9 @@ func TestChecksPassAlone(t *testing.T) {
 	for _, s := range scenarios {
 		t.Run(s.title, func(t *testing.T) {
 			b := newMemServer(faults{}).backend()
+			if !s.runsOn(b) {
+				b = newMemServer(faults{}).nonReentrantBackend()
+			}
 			ctx, cancel := context.WithTimeout(t.Context(), scenarioTimeout)
 			defer cancel()
 			require.NoError(t, s.check(ctx, t, b, "alone"))
@@ -136,8 +154,10 @@ func TestRunSharedInMemory(t *testing.T) {
 // A Shared backend runs with only what is required, and with a single
 // contender the sharing check still has two sharers to overlap.
 func TestRunSharedMinimalBackend(t *testing.T) {
-	b := newMemServer(faults{}).sharedBackend()
-	b.Leftovers, b.Reentrant = nil, false
+	s := newMemServer(faults{})
+	s.nonReentrant = true
+	b := s.sharedBackend()
+	b.Leftovers = nil
 	b.Contenders, b.Rounds = 1, 3
 	Run(t, b)
 }
@@ -216,6 +236,11 @@ func TestSharedChecksPassAlone(t *testing.T) {
 	for _, s := range scenarios {
 		t.Run(s.title, func(t *testing.T) {
 			b := newMemServer(faults{}).sharedBackend()
+			if !s.runsOn(b) {
+				srv := newMemServer(faults{})
+				srv.nonReentrant = true
+				b = srv.sharedBackend()
+			}
 			ctx, cancel := context.WithTimeout(t.Context(), scenarioTimeout)
 			defer cancel()
 			require.NoError(t, s.check(ctx, t, b, "alone"))

@@ -17,7 +17,8 @@ import (
 // preference, as a queue of readers and writers does). It starts no
 // goroutines.
 type memServer struct {
-	faults faults
+	faults       faults
+	nonReentrant bool // re-entry is refused with ErrNotReentrant
 
 	mu     sync.Mutex
 	locks  map[string]*memLock
@@ -38,6 +39,9 @@ type faults struct {
 	readersExclude bool // a reader takes the lock as a writer would
 	writerShares   bool // a writer takes the lock as a reader would
 	noReadReentry  bool // a reader's re-entry waits like a new reader
+
+	// Faults of a non-reentrant lock.
+	reentryWaits bool // a re-entry waits for the lock, which it holds
 }
 
 type memLock struct {
@@ -93,8 +97,14 @@ func (s *memServer) backend() Backend {
 			s.lose(le)
 		},
 		Leftovers: func(_ *testing.T, name string) []string { return s.leftovers(name) },
-		Reentrant: true,
+		Reentrant: !s.nonReentrant,
 	}
+}
+
+// nonReentrantBackend is the Backend of s as a lock that refuses re-entry.
+func (s *memServer) nonReentrantBackend() Backend {
+	s.nonReentrant = true
+	return s.backend()
 }
 
 // sharedBackend is the Backend of s's read half: New gives readers, Blocker
@@ -158,11 +168,14 @@ func (l *memLocker) acquire(ctx context.Context, wait bool) (recipes.Lease, erro
 	s := l.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	reenter := own != nil && !(l.shared && s.faults.noReadReentry)
+	reenter := own != nil && !s.nonReentrant && !(l.shared && s.faults.noReadReentry)
+	refuse := own != nil && s.nonReentrant && !s.faults.reentryWaits
 	writer := !l.sharing()
 	for {
 		lk := s.lock(l.name)
 		switch {
+		case refuse && lk.holds(own):
+			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.ErrNotReentrant)
 		case reenter && lk.holds(own):
 			own.leases++
 			return s.newLease(l.name, own), nil

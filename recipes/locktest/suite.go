@@ -78,8 +78,17 @@ type scenario struct {
 	title     string // subtest name
 	lock      string // prefix of the lock name
 	check     checkFunc
-	reentrant bool // runs only on a Reentrant backend
+	reentrant only // the backends it runs on
 }
+
+// only restricts a scenario to reentrant backends or to the others.
+type only int
+
+const (
+	everyBackend     only = iota
+	reentrantOnly         // Backend.Reentrant
+	nonReentrantOnly      // not Backend.Reentrant
+)
 
 var scenarios = []scenario{
 	{title: "MutualExclusion", lock: "excl", check: checkExclusion},
@@ -90,8 +99,10 @@ var scenarios = []scenario{
 	{title: "TokensIncrease", lock: "token", check: checkTokens},
 	{title: "BadInput", lock: "input", check: checkBadInput},
 	{title: "ReleaseFromOtherGoroutine", lock: "other", check: checkReleaseElsewhere},
-	{title: "Reentrant", lock: "reenter", check: checkReentrant, reentrant: true},
+	{title: "Reentrant", lock: "reenter", check: checkReentrant, reentrant: reentrantOnly},
+	{title: "NotReentrant", lock: "noreenter", check: checkNotReentrant, reentrant: nonReentrantOnly},
 	{title: "WithLock", lock: "withlock", check: checkWithLock},
+	{title: "WithLockPanic", lock: "panic", check: checkWithLockPanic},
 }
 
 // lockSeq numbers lock names, so that every scenario of every Run in the
@@ -110,8 +121,8 @@ func Run(t *testing.T, b Backend) {
 	}
 	for _, s := range scenarios {
 		t.Run(s.title, func(t *testing.T) {
-			if s.reentrant && !b.Reentrant {
-				t.Skip("the backend is not reentrant")
+			if !s.runsOn(b) {
+				t.Skip(s.skipReason())
 			}
 			name := lockName(s.lock)
 			ctx, cancel := context.WithTimeout(t.Context(), scenarioTimeout)
@@ -124,6 +135,18 @@ func Run(t *testing.T, b Backend) {
 			}
 		})
 	}
+}
+
+// runsOn reports whether s applies to b.
+func (s scenario) runsOn(b Backend) bool {
+	return s.reentrant == everyBackend || (s.reentrant == reentrantOnly) == b.Reentrant
+}
+
+func (s scenario) skipReason() string {
+	if s.reentrant == reentrantOnly {
+		return "the backend is not reentrant"
+	}
+	return "the backend is reentrant"
 }
 
 // validate checks that b describes a backend Run can test.

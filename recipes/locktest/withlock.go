@@ -93,3 +93,30 @@ func checkWithLock(ctx context.Context, t *testing.T, b Backend, name string) er
 	}
 	return nil
 }
+
+// panicked is what checkWithLockPanic's fn panics with.
+type panicked struct{}
+
+// checkWithLockPanic: when fn panics, recipes.WithLock releases the lock
+// before the panic goes on up the stack (a server that recovers from a
+// handler's panic must not keep the lock), and the panic reaches the caller
+// unchanged.
+func checkWithLockPanic(ctx context.Context, t *testing.T, b Backend, name string) error {
+	l, other := b.New(t, name), b.excluder(t, name)
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		_ = recipes.WithLock(ctx, l, func(context.Context) error { panic(panicked{}) })
+	}()
+	if _, ok := got.(panicked); !ok {
+		return fmt.Errorf("WithLock with a panicking fn: recovered %v, want fn's panic", got)
+	}
+	lease, err := take(ctx, "TryAcquire by "+b.other()+" after WithLock's fn panicked", other.TryAcquire)
+	if err != nil {
+		return fmt.Errorf("the lock was kept after fn panicked: %w", err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return nil
+}
