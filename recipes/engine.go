@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -27,36 +28,93 @@ type Queue struct {
 }
 
 // Acquire waits until a node of ours owns the lock, or fails (ErrLocked at
-// once when try is set and the lock is held elsewhere). A session lost while
-// waiting is not an error: the wait starts over with the next session, as
-// long as ctx allows.
+// once when try is set and the lock is held elsewhere). A session value
+// that ends while we wait is not an error: the wait goes on under the next
+// value, keeping our node and its place in the queue when the ZooKeeper
+// session survived (a reconnection), and with a new node when it did not.
 func (q *Queue) Acquire(ctx context.Context, try bool) (*handle, error) {
-	return acquireLoop(ctx, q.Client, q.Path, func(sess *session.Session) (*holding, error) {
-		return q.attempt(ctx, sess, try)
+	return acquireLoop(ctx, q.Client, q.Path, func(sess *session.Session, st *acquireState) (*holding, error) {
+		return q.attempt(ctx, sess, st, try)
 	})
 }
 
-// acquireLoop runs attempt under each new session until it holds the lock
-// or fails for another reason than the end of its session; what every lock
-// of the engine shares.
+// acquireState is what one Acquire carries from one attempt (one session
+// value) to the next.
+type acquireState struct {
+	// kept is our node, still queued, when the last attempt's session value
+	// ended; the next attempt resumes with it if its session is the same.
+	kept *queued
+	// drops counts the connection drops in a row while our create was out.
+	drops atomic.Int32
+}
+
+// queued is our node in a lock's queue.
+type queued struct {
+	node    string
+	token   int64
+	session int64                      // the ZooKeeper session that owns it
+	watches map[string]<-chan zk.Event // outstanding watches, by node name
+}
+
+// maxCreateDrops bounds the connection drops in a row while our create is
+// out, after which Acquire gives up. A request the server refuses (larger
+// than its jute.maxbuffer, when that is set below the client's
+// session.WithMaxRequestSize) drops the connection on every try, and every
+// drop suspends the client and ends the leases it holds: it must not be
+// retried forever.
+const maxCreateDrops = 4
+
+// errCreateDrops: see maxCreateDrops.
+var errCreateDrops = fmt.Errorf("the connection to ZooKeeper dropped %d times in a row while our create was out "+
+	"(a request over the server's size limit, jute.maxbuffer, does that)", maxCreateDrops)
+
+// noteCreateDrop counts a create that failed with a lost connection and
+// returns the error to stop with once there were too many in a row.
+func (st *acquireState) noteCreateDrop(err error) error {
+	if st.drops.Add(1) >= maxCreateDrops {
+		return fmt.Errorf("%w: last: %w", errCreateDrops, err)
+	}
+	return nil
+}
+
+// acquireLoop runs attempt under each new session value until it holds the
+// lock or fails for another reason than the end of its session value; what
+// every lock of the engine shares. A node an attempt left queued is kept
+// for the next attempt if its session is the same, and removed otherwise.
 func acquireLoop(ctx context.Context, c *session.Client, what string,
-	attempt func(*session.Session) (*holding, error)) (*handle, error) {
+	attempt func(*session.Session, *acquireState) (*holding, error)) (*handle, error) {
 	if err := CheckContext(ctx); err != nil {
 		return nil, err
+	}
+	var st acquireState
+	drop := func() {
+		if st.kept != nil {
+			cleanupInBackground(c, st.kept.node, st.kept.session, nil)
+			st.kept = nil
+		}
 	}
 	for {
 		sess, err := c.Session(ctx)
 		if err != nil {
+			drop()
 			return nil, notAcquired(ctx, what, err)
 		}
-		h, err := attempt(sess)
+		if st.kept != nil && st.kept.session != sess.ID() {
+			drop() // a new session: the old one's node is gone or going
+		}
+		h, err := attempt(sess, &st)
+		if errors.Is(err, errSessionEnded) && st.drops.Load() >= maxCreateDrops {
+			err = notAcquired(ctx, what, errCreateDrops)
+		}
 		if errors.Is(err, errSessionEnded) {
 			if ctx.Err() != nil {
+				drop()
 				return nil, NotAcquired(ctx)
 			}
-			continue // start over with the next session
+			continue // go on with the next session value
 		}
 		if err != nil {
+			drop()
 			return nil, err
 		}
 		return newHandle(h), nil
@@ -95,22 +153,30 @@ func notAcquired(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrNotAcquired, what, err)
 }
 
-// attempt runs one queueing under one session.
-func (q *Queue) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
-	node, token, err := q.create(ctx, sess)
-	if err != nil {
-		return nil, err
+// attempt queues under one session value (creating our node, or resuming
+// with the one st kept) and waits. When the session value ends, the node
+// stays queued in st for the next attempt; on any other failure it is
+// removed.
+func (q *Queue) attempt(ctx context.Context, sess *session.Session, st *acquireState, try bool) (*holding, error) {
+	if st.kept == nil {
+		node, token, err := q.create(ctx, sess, st)
+		if err != nil {
+			return nil, err
+		}
+		st.kept = &queued{node: node, token: token, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
 	}
-	h, err := q.wait(ctx, sess, node, token, try)
+	h, err := q.wait(ctx, sess, st.kept, try)
 	switch {
 	case err == nil:
+		st.kept = nil
 	case errors.Is(err, errSessionEnded):
-		cleanupInBackground(q.Client, node, sess.ID(), nil)
 	default:
 		// A refused TryAcquire or a cancelled wait leaves nothing behind
 		// when it returns (a lingering node would look like a holder or
 		// waiter to everyone): delete now, in the background only if the
 		// connection will not let us.
+		node := st.kept.node
+		st.kept = nil
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncCleanupTimeout)
 		derr := deleteNode(dctx, q.Client, node, sess.ID())
 		cancel()
@@ -128,8 +194,8 @@ func opCtx(ctx context.Context, sess *session.Session) (context.Context, context
 	return c, func() { stop(); cancel(nil) }
 }
 
-// wait lists the children until node owns the lock.
-func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, token int64, try bool) (*holding, error) {
+// wait lists the children until our node owns the lock.
+func (q *Queue) wait(ctx context.Context, sess *session.Session, ours *queued, try bool) (*holding, error) {
 	// The wait's context (ctx, also ended by the session) is made only when
 	// needed: an uncontended acquisition never waits.
 	var octx context.Context
@@ -148,8 +214,8 @@ func (q *Queue) wait(ctx context.Context, sess *session.Session, node string, to
 		rctx = waitCtx()
 	}
 	fail := attemptFailed(ctx, sess, q.Path)
+	node, token, watches := ours.node, ours.token, ours.watches
 	name := session.BaseName(node)
-	watches := map[string]<-chan zk.Event{} // outstanding watches, by node name
 	for {
 		names, _, err := q.Client.Children(rctx, q.Path)
 		if err != nil {
@@ -249,7 +315,7 @@ func (q *Queue) own(ctx context.Context, sess *session.Session, node string, tok
 // its czxid. The create itself cannot be abandoned half-way (it may land on
 // the server after we stopped waiting), so it runs on its own; if ctx or the
 // session ends first, the node it makes is removed in the background.
-func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int64, error) {
+func (q *Queue) create(ctx context.Context, sess *session.Session, st *acquireState) (string, int64, error) {
 	prefix := newProtectedPrefix()
 	settle := func(r created) {
 		switch {
@@ -272,10 +338,10 @@ func (q *Queue) create(ctx context.Context, sess *session.Session) (string, int6
 	}
 	if ctx.Done() == nil {
 		// Nothing can cancel the wait: create on this goroutine (no hop).
-		return finish(q.createProtected(sess, prefix))
+		return finish(q.createProtected(sess, prefix, st))
 	}
 	res := make(chan created, 1)
-	go func() { res <- q.createProtected(sess, prefix) }()
+	go func() { res <- q.createProtected(sess, prefix, st) }()
 	select {
 	case r := <-res:
 		return finish(r)
@@ -306,8 +372,8 @@ func definitelyNotCreated(err error) bool {
 // createProtected creates prefix+LockName under Path. After a connection
 // loss it looks for a node with our prefix before creating again, and
 // accepts a found node only if it belongs to our session. It gives up when
-// the session ends.
-func (q *Queue) createProtected(sess *session.Session, prefix string) created {
+// the session ends, and after too many drops in a row (st).
+func (q *Queue) createProtected(sess *session.Session, prefix string, st *acquireState) created {
 	// No cancellation inside a request (the caller stops waiting instead),
 	// so that the common path makes no extra goroutine hop.
 	ctx := context.Background()
@@ -317,8 +383,14 @@ func (q *Queue) createProtected(sess *session.Session, prefix string) created {
 			return created{err: errSessionEnded}
 		}
 		node, czxid, err := q.Client.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
+		if err == nil {
+			st.drops.Store(0)
+		}
 		if err == nil || !session.IsRetryable(err) {
 			return created{node, czxid, err}
+		}
+		if stop := st.noteCreateDrop(err); stop != nil {
+			return created{err: stop} // retryable: the node may exist, and is looked for by prefix
 		}
 		if sess.Err() != nil {
 			return created{err: errSessionEnded}

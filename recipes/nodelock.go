@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,8 +26,14 @@ func (l *NodeLock) node() string { return session.JoinPath(l.Path, l.Name) }
 
 // Acquire waits for the lock (try: fails at once with ErrLocked).
 func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
-	h, err := acquireLoop(ctx, l.Client, l.node(), func(sess *session.Session) (*holding, error) {
-		return l.attempt(ctx, sess, try)
+	if err := CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if h, ok := ctx.Value(holdingKey{l}).(*holding); ok && h.ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotReentrant, l.node())
+	}
+	h, err := acquireLoop(ctx, l.Client, l.node(), func(sess *session.Session, st *acquireState) (*holding, error) {
+		return l.attempt(ctx, sess, st, try)
 	})
 	if err != nil {
 		return nil, err // not a typed nil in the interface
@@ -36,12 +43,12 @@ func (l *NodeLock) Acquire(ctx context.Context, try bool) (Lease, error) {
 
 // attempt tries to create the node, waiting on the parent's children
 // between tries, under one session.
-func (l *NodeLock) attempt(ctx context.Context, sess *session.Session, try bool) (*holding, error) {
+func (l *NodeLock) attempt(ctx context.Context, sess *session.Session, st *acquireState, try bool) (*holding, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
 	fail := attemptFailed(ctx, sess, l.node())
 	for {
-		token, err := l.create(ctx, sess)
+		token, err := l.create(ctx, sess, st)
 		if err == nil {
 			return newHolding(ctx, l.Client, l, l.node(), token, sess, true), nil
 		}
@@ -83,7 +90,7 @@ func contains(xs []string, x string) bool {
 // abandoned half-way: if ctx or the session ends first, a node it made is
 // removed in the background. After a lost reply, the node is ours only if
 // its ephemeral owner is our session.
-func (l *NodeLock) create(ctx context.Context, sess *session.Session) (int64, error) {
+func (l *NodeLock) create(ctx context.Context, sess *session.Session, st *acquireState) (int64, error) {
 	res := make(chan created, 1)
 	go func() {
 		for {
@@ -92,8 +99,15 @@ func (l *NodeLock) create(ctx context.Context, sess *session.Session) (int64, er
 				return
 			}
 			node, czxid, err := l.Client.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
-			if !session.IsRetryable(err) || sess.Err() != nil {
+			if err == nil {
+				st.drops.Store(0)
+			}
+			if !session.IsRetryable(err) {
 				res <- created{node, czxid, err}
+				return
+			}
+			if stop := st.noteCreateDrop(err); stop != nil || sess.Err() != nil {
+				res <- created{err: cmp.Or(stop, err)}
 				return
 			}
 			r := l.findOurs(sess)
