@@ -56,11 +56,13 @@
 // Member control kills (SIGKILL), stops (SIGTERM, then SIGKILL after 15s),
 // pauses (SIGSTOP) and resumes (SIGCONT) a server. Proxy, a TCP proxy in the
 // test process written on package net alone, sits between clients and one
-// server: Cut closes every connection and refuses new ones, Blackhole
-// partitions (nothing passes, not even a close, and nothing is lost: Restore
-// delivers what was held), Latency delays, ResetAfter closes connections
-// after n more bytes toward the server, and Restore undoes them all.
-// ProxiedServers puts one in front of each member of an ensemble.
+// server: Cut closes every connection and refuses new ones; Blackhole
+// partitions both ways, and HoldToServer or HoldToClient one way (nothing
+// passes, not even a close, and nothing is lost: Restore delivers what was
+// held); Latency delays both ways, LatencyToServer or LatencyToClient one
+// way; ResetAfter closes connections after n more bytes toward the server;
+// and Restore undoes them all. ProxiedServers puts one in front of each
+// member of an ensemble.
 //
 // # Example
 //

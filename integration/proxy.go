@@ -132,16 +132,34 @@ func (p *Proxy) Cut(t testing.TB) {
 	}
 }
 
-// Blackhole partitions the proxy, until Restore: connections stay open and
-// new ones are accepted (and dialed to the server), but no byte passes
-// either way, nor does either side's close reach the other. The client's and
-// the server's writes succeed (up to a few MiB per connection, then they
-// block as on a full TCP window). What is sent meanwhile is held, as TCP
-// keeps retransmitting it, and Restore delivers it in order, then a held
-// close.
+// Blackhole partitions the proxy both ways: HoldToServer and HoldToClient.
+// Connections stay open and new ones are accepted (and dialed to the
+// server), but neither side hears anything from the other, not even a close,
+// until Restore delivers what was held.
 func (p *Proxy) Blackhole(t testing.TB) {
 	t.Helper()
 	p.setFaults(func() { p.hold = [2]bool{true, true} })
+}
+
+// HoldToServer partitions the direction toward the server, until Restore.
+// The client's writes succeed (up to a few MiB per connection, then they
+// block as on a full TCP window), but the server hears nothing of them, nor
+// of the client's close; what the server writes reaches the client as
+// usual. What is held is kept, as TCP keeps retransmitting it, and Restore
+// delivers it in order, then the client's close if it came.
+func (p *Proxy) HoldToServer(t testing.TB) {
+	t.Helper()
+	p.setFaults(func() { p.hold[toServer] = true })
+}
+
+// HoldToClient partitions the direction toward the client, until Restore:
+// the mirror image of HoldToServer. The server's writes succeed but the
+// client hears nothing of them, nor of the server's close; what the client
+// writes reaches the server as usual. Restore delivers what was held, in
+// order, then the server's close if it came.
+func (p *Proxy) HoldToClient(t testing.TB) {
+	t.Helper()
+	p.setFaults(func() { p.hold[toClient] = true })
 }
 
 // Latency delays each direction by d, so a round trip takes 2d longer, until
@@ -151,6 +169,20 @@ func (p *Proxy) Blackhole(t testing.TB) {
 func (p *Proxy) Latency(t testing.TB, d time.Duration) {
 	t.Helper()
 	p.setFaults(func() { p.latency = [2]time.Duration{max(d, 0), max(d, 0)} })
+}
+
+// LatencyToServer delays only the direction toward the server by d, as
+// Latency does, so a round trip takes d longer. Calling it again replaces d.
+func (p *Proxy) LatencyToServer(t testing.TB, d time.Duration) {
+	t.Helper()
+	p.setFaults(func() { p.latency[toServer] = max(d, 0) })
+}
+
+// LatencyToClient delays only the direction toward the client by d, as
+// Latency does, so a round trip takes d longer. Calling it again replaces d.
+func (p *Proxy) LatencyToClient(t testing.TB, d time.Duration) {
+	t.Helper()
+	p.setFaults(func() { p.latency[toClient] = max(d, 0) })
 }
 
 // ResetAfter closes each connection through the proxy once it has carried n

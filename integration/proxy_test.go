@@ -119,6 +119,50 @@ func TestProxyLatencyAndReset(t *testing.T) {
 	}
 }
 
+// A one-way partition toward the client: the server applies a request whose
+// reply never comes; the client gives up on the connection, and finds its
+// session again after Restore.
+func TestProxyHoldToClientZK(t *testing.T) {
+	z := StartZK(t, 1)
+	p := NewProxy(t, z.Servers()[0])
+	observer := connectZK(t, z.Servers(), 6*time.Second)
+	conn := connectZK(t, []string{p.Addr()}, 6*time.Second)
+
+	mark := conn.mark()
+	p.HoldToClient(t)
+	created := make(chan error, 1)
+	go func() {
+		_, err := conn.Create("/one-way", nil, 0, zk.WorldACL(zk.PermAll))
+		created <- err
+	}()
+	err := waitFor(nil, "/one-way created", 5*time.Second, 20*time.Millisecond, func() error {
+		ok, _, err := observer.Exists("/one-way")
+		if err == nil && !ok {
+			err = errors.New("not there")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.waitState(t, mark, zk.StateDisconnected, 10*time.Second)
+	select {
+	case err := <-created:
+		if err == nil {
+			t.Fatal("Create through a partition toward the client got its reply")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Create did not return after the client disconnected")
+	}
+
+	mark = conn.mark()
+	p.Restore(t)
+	conn.waitState(t, mark, zk.StateHasSession, 15*time.Second)
+	if _, _, err := conn.Get("/one-way"); err != nil {
+		t.Fatalf("Get after Restore: %v", err)
+	}
+}
+
 // listenUpstream listens on 127.0.0.1 for a proxy to dial. Tests accept by
 // hand (proxiedPair), so no goroutine serves it.
 func listenUpstream(t *testing.T) *net.TCPListener {
@@ -202,6 +246,16 @@ func expectNothing(t *testing.T, conn net.Conn) {
 	buf := make([]byte, 64)
 	if n, err := conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read %q, %v; want nothing", buf[:n], err)
+	}
+}
+
+// expectNothingYet wants no byte to be waiting on conn now.
+func expectNothingYet(t *testing.T, conn net.Conn) {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	buf := make([]byte, 64)
+	if n, err := conn.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read %q, %v; want nothing yet", buf[:n], err)
 	}
 }
 
@@ -291,6 +345,60 @@ func TestProxyUpstreamDown(t *testing.T) {
 	expectClosed(t, c) // accepted, then closed when the server refused
 }
 
+func TestProxyHoldToServer(t *testing.T) {
+	ln := listenUpstream(t)
+	p := NewProxy(t, ln.Addr().String())
+	c, s := proxiedPair(t, p, ln)
+	p.HoldToServer(t)
+
+	send(t, c, "held")
+	expectNothing(t, s)
+	send(t, s, "flows") // the other way is open
+	expectRead(t, c, "flows")
+
+	// New connections are accepted and dialed, and held too.
+	c2, s2 := proxiedPair(t, p, ln)
+	send(t, c2, "new")
+	expectNothing(t, s2)
+
+	// The client's close is held like its bytes.
+	send(t, c, " and more")
+	c.CloseWrite()
+	expectNothing(t, s)
+	send(t, s, " still")
+	expectRead(t, c, " still")
+
+	p.Restore(t)
+	expectRead(t, s, "held and more")
+	expectEOF(t, s)
+	expectRead(t, s2, "new")
+	send(t, s2, "answer")
+	expectRead(t, c2, "answer")
+}
+
+func TestProxyHoldToClient(t *testing.T) {
+	ln := listenUpstream(t)
+	p := NewProxy(t, ln.Addr().String())
+	c, s := proxiedPair(t, p, ln)
+	p.HoldToClient(t)
+
+	send(t, s, "held")
+	expectNothing(t, c)
+	send(t, c, "flows") // the other way is open
+	expectRead(t, s, "flows")
+
+	// The server's close is held like its bytes.
+	send(t, s, " and more")
+	s.CloseWrite()
+	expectNothing(t, c)
+	send(t, c, " still")
+	expectRead(t, s, " still")
+
+	p.Restore(t)
+	expectRead(t, c, "held and more")
+	expectEOF(t, c)
+}
+
 // A client gone during a blackhole stays unknown to the server until Restore,
 // and a full queue pushes back on the sender instead of growing.
 func TestProxyBlackhole(t *testing.T) {
@@ -377,6 +485,38 @@ func TestProxyLatencyPipelines(t *testing.T) {
 	p.Restore(t)
 	expectRead(t, c, "late")
 	expectRead(t, s, "later")
+}
+
+// LatencyToClient and LatencyToServer delay one way only: what goes the other
+// way overtakes what is delayed.
+func TestProxyLatencyOneWay(t *testing.T) {
+	ln := listenUpstream(t)
+	p := NewProxy(t, ln.Addr().String())
+	c, s := proxiedPair(t, p, ln)
+	const d = time.Second
+
+	p.LatencyToClient(t, d)
+	start := time.Now()
+	send(t, s, "A")
+	send(t, c, "B")
+	expectRead(t, s, "B")
+	expectNothingYet(t, c)
+	expectRead(t, c, "A")
+	if e := time.Since(start); e < d {
+		t.Fatalf("A after %v with latency %v toward the client", e, d)
+	}
+
+	p.Restore(t)
+	p.LatencyToServer(t, d)
+	start = time.Now()
+	send(t, c, "C")
+	send(t, s, "D")
+	expectRead(t, c, "D")
+	expectNothingYet(t, s)
+	expectRead(t, s, "C")
+	if e := time.Since(start); e < d {
+		t.Fatalf("C after %v with latency %v toward the server", e, d)
+	}
 }
 
 func TestProxyResetAfter(t *testing.T) {
@@ -472,14 +612,14 @@ func TestProxyLeavesNoGoroutines(t *testing.T) {
 		p.Cut(t)
 		p.Restore(t)
 
-		// Held with a full queue, and delayed.
+		// Held one way with a full queue, delayed the other way.
 		c2, s2 := proxiedPair(t, p, ln)
-		p.Blackhole(t)
+		p.HoldToServer(t)
 		wait := sendBig(c2, pattern(32<<20)) // ends when c2 is closed
 		if err := wait(500 * time.Millisecond); err == nil {
 			t.Fatal("32 MiB written into a held direction")
 		}
-		p.Latency(t, time.Hour)
+		p.LatencyToClient(t, time.Hour)
 		send(t, s2, "delayed")
 
 		// Half closed.
