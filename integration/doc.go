@@ -54,13 +54,15 @@
 // # Faults
 //
 // Member control kills (SIGKILL), stops (SIGTERM, then SIGKILL after 15s),
-// pauses (SIGSTOP) and resumes (SIGCONT) a server. Proxy, built on toxiproxy
-// as an in-process library (no HTTP API, no logging), sits between clients
-// and one server: Cut closes every connection and refuses new ones, Blackhole
-// partitions (nothing passes, nothing is lost: held bytes are delivered by
-// Restore), Latency delays, ResetAfter closes connections after n bytes
-// toward the server, and Restore undoes them all. ProxiedServers puts one in
-// front of each member of an ensemble.
+// pauses (SIGSTOP) and resumes (SIGCONT) a server. Proxy, a TCP proxy in the
+// test process written on package net alone, sits between clients and one
+// server: Cut closes every connection and refuses new ones; Blackhole
+// partitions both ways, and HoldToServer or HoldToClient one way (nothing
+// passes, not even a close, and nothing is lost: Restore delivers what was
+// held); Latency delays both ways, LatencyToServer or LatencyToClient one
+// way; ResetAfter closes connections after n more bytes toward the server;
+// and Restore undoes them all. ProxiedServers puts one in front of each
+// member of an ensemble.
 //
 // # Example
 //
