@@ -15,7 +15,9 @@
 // Release reports recipes.ErrLockLost. It is NOT safe to assume the lock is held until
 // Release: do the work with lease.Context(), and fence writes with
 // lease.Token() (session.FencedResource) or recipes.GuardedMulti. A waiter
-// whose session ends keeps waiting with the next session.
+// whose connection drops keeps its node and its place in the queue if its
+// session survives, and queues again under the next session if not. The
+// session package doc says exactly when a session stops being trusted.
 package mutex
 
 import (

@@ -17,21 +17,46 @@
 // the client's ErrorPolicy: by default (SuspendedIsLost, Curator's standard
 // policy) a Suspended connection already ends the session value, and the
 // Reconnected state brings a new value with the same ID; with OnlyLostIsLost
-// a session value ends when the session is lost, or three quarters of a
-// session timeout after the server last sent anything, before the server
-// may expire it (see ErrorPolicy). The client times the server's silence
-// itself: a watchdog reports Suspended after two thirds of a session timeout
-// without a byte from the server, even when go-zookeeper has not noticed.
-// Nothing that belonged to an
-// ended session value is carried over to the next one: recipes that held
-// locks under it see their leases end and clean up their nodes.
+// a session value survives suspensions and ends when the session is lost or
+// when the client's own clock says the server may soon expire it. Nothing
+// that belonged to an ended session value is carried over to the next one:
+// recipes that held locks under it see their leases end and clean up their
+// nodes.
 //
+// # What is guaranteed, and by how much
+//
+// The server expires a session one session timeout t (the timeout it
+// granted) after it last heard from the client. Only a reply proves the
+// server heard a request, at or after the moment it was sent; the watch
+// notifications it keeps sending to a client it no longer hears prove
+// nothing. So the client keeps the send time H of the latest request of the
+// session whose reply came back (go-zookeeper's pings and the client's own
+// keepalives included: it sends one whenever no reply came for t/6), on its
+// monotonic clock, and:
+//
+//   - under SuspendedIsLost, reports Suspended, ends the session value and
+//     drops the connection at H + 2/3 t at the latest: at least t/3 before
+//     the server may expire the session;
+//   - under OnlyLostIsLost, ends the session value at H + t - DriftMargin(t)
+//     at the latest (DriftMargin is 1% of t for clock-rate drift plus 10ms
+//     for the client's own scheduling), whether or not it is connected.
+//
+// Session.Err reads the clock and reports the end at that deadline even
+// before the timer has run, and the recipes check it at every grant,
+// including a grant by watch notification. The margin is against the
+// server's clock running no more than 1% faster than the client's; a client
+// process that is paused (SIGSTOP, a VM migration) for longer than the
+// margin cannot be told in time by any timer: fence writes with the lease's
+// token.
 // Operations (Create, Get, Children, Delete, Set, Multi, ...) take a context,
 // apply the client's namespace to every path, create missing parents as
 // container nodes where asked, and are retried under the client's
 // RetryPolicy when they fail with a retryable error (connection loss,
 // operation timeout). Sequential creates and Multi are not retried: they are
 // not idempotent, and the recipes handle them with Curator's protected mode.
+// A write larger than the server accepts (DefaultMaxRequestSize, or
+// WithMaxRequestSize) is refused before it is sent: the server would drop
+// the connection.
 //
 // Fencing backed by ZooKeeper: GuardedMulti applies operations only while a
 // guard node (a lock node) exists, and FencedResource refuses writes that

@@ -55,14 +55,16 @@ type ErrorPolicy int
 
 const (
 	// SuspendedIsLost (the default, Curator's standard policy): a session
-	// value ends as soon as the connection is suspended; a reconnection to
-	// the same session brings a new value with the same ID.
+	// value ends as soon as the connection is suspended, which the client
+	// reports at the latest 2/3 of a session timeout after the send time of
+	// the latest request the server answered; a reconnection to the same
+	// session brings a new value with the same ID.
 	SuspendedIsLost ErrorPolicy = iota
 	// OnlyLostIsLost: a session value survives a suspension that ends in
-	// time. It ends when the session is lost, or three quarters of a session
-	// timeout after the server last sent anything: the client cannot see the
-	// server's clock, and the server may expire the session one session
-	// timeout after it last heard from us, so a quarter is kept as margin.
+	// time. It ends when the session is lost, or one session timeout less
+	// DriftMargin after the send time of the latest request the server
+	// answered: the server may expire the session one session timeout after
+	// it last heard from us, and only a reply proves it did.
 	OnlyLostIsLost
 )
 
