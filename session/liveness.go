@@ -157,9 +157,17 @@ func (l *liveness) dialer(network, address string, timeout time.Duration) (net.C
 	}
 	t := &trackedConn{Conn: c, l: l}
 	t.out = frames{want: t.wantRequest, done: t.sent}
-	t.in = frames{want: func(first bool) int { return replyHeaderLen }, done: t.received}
+	t.in = frames{want: wantReply, done: t.received}
 	l.conn.Store(t)
 	return t, nil
+}
+
+// wantReply: the head of the connect response, or a reply's header.
+func wantReply(first bool) int {
+	if first {
+		return connectReplyHeadLen
+	}
+	return replyHeaderLen
 }
 
 // wantRequest: a request's xid, and when a create waits for its zxid, as

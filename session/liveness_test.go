@@ -16,7 +16,7 @@ import (
 func newTracked(l *liveness) *trackedConn {
 	t := &trackedConn{l: l}
 	t.out = frames{want: t.wantRequest, done: t.sent}
-	t.in = frames{want: func(bool) int { return replyHeaderLen }, done: t.received}
+	t.in = frames{want: wantReply, done: t.received}
 	l.conn.Store(t)
 	return t
 }
