@@ -6,6 +6,11 @@ STATICCHECK_VERSION := v0.8.2
 # Debian packages the integration tests and the demo start or load.
 DEBS := zookeeper redis-server memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless
 TEST_TIMEOUT ?= 45m
+# The modules of the repository: the library, and the heavy test tooling
+# (Docker path, the demo, benchmark peers) that its users must not inherit.
+MODULES := . integration
+# each runs a command in every module, stopping at the first failure.
+each = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 
 .PHONY: deps test demo lint fmt-check vet staticcheck unit bench
 
@@ -20,7 +25,7 @@ deps:
 	  $$sudo apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
-	$(GO) mod download
+	@$(call each,$(GO) mod download)
 	@[ -x $(BIN)/staticcheck ] || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fmt-check:
@@ -28,20 +33,21 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	@$(call each,$(GO) vet ./...)
 
 staticcheck:
-	$(BIN)/staticcheck ./...
+	@$(call each,$(BIN)/staticcheck ./...)
 
 lint: fmt-check vet staticcheck
 
-# The whole suite, integration tests required (a missing server fails them).
+# The whole suite of every module, integration tests required (a missing
+# server fails them).
 test: deps lint
-	ZKR_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@$(call each,ZKR_REQUIRE_INTEGRATION=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...)
 
 # Unit tests only: integration tests skip when no server can be had.
 unit:
-	$(GO) test -race -count=1 -short ./...
+	@$(call each,$(GO) test -race -count=1 -short ./...)
 
 # The benchmarks docs/benchmarks.md quotes, against a ZooKeeper started with
 # the JVM's full JIT (ZKR_BENCH_JVM). Run on a quiet machine.
@@ -54,4 +60,4 @@ bench: deps
 	$(BENCH) -bench 'Readers' -benchtime 4000x ./rwlock/
 
 demo: deps
-	$(GO) run ./integration/demo
+	cd integration && $(GO) run ./demo

@@ -30,7 +30,7 @@ func Example() {
 	lease, _ := la.Acquire(ctx)
 	_, err = lb.TryAcquire(ctx)
 	fmt.Println("held elsewhere:", errors.Is(err, recipes.ErrLocked))
-	// Work under lease.Context(); fence writes with lease.Token().
+	// Work under lease.Context(); fence writes with lease.Token()'s token.
 	fmt.Println(lease.Release(ctx))
 	lease, err = lb.TryAcquire(ctx)
 	fmt.Println("after release:", err)

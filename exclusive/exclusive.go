@@ -10,9 +10,10 @@
 // re-creates the node first wins), and every release wakes every waiter,
 // which then all try to create the node: the herd effect. With more than a
 // handful of waiters, or when fairness matters, use mutex.Mutex, whose
-// waiters each watch only their predecessor (docs/benchmarks.md has the
-// numbers). It is not wire-compatible with any Curator recipe, and it is not
-// reentrant.
+// waiters each watch at most two nodes (docs/benchmarks.md has the
+// numbers). It is not wire-compatible with any Curator recipe, and it is
+// not reentrant: Acquire in a call chain that holds it fails at once with
+// recipes.ErrNotReentrant.
 //
 // # Session loss
 //
@@ -22,13 +23,16 @@
 // until Release. After a lost create reply the node is taken as ours only
 // if its ephemeral owner is our session, and a node is deleted only while
 // its czxid is still the one we created: the lock never deletes another
-// holder's node.
+// holder's node. Since every holder's node has the same path, its
+// existence proves nothing: fence writes with the token
+// (session.FencedResource), not with znode.Lease's GuardedMulti.
 package exclusive
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -38,41 +42,40 @@ const NodeName = "lock"
 
 // Lock is the exclusive lock at one path.
 type Lock struct {
-	n recipes.NodeLock
+	h *engine.Herd
 }
 
 var _ recipes.Locker = (*Lock)(nil)
 
 // Option configures New.
-type Option func(*Lock)
+type Option func(*options)
+
+// options are what Options set.
+type options struct {
+	data []byte
+}
 
 // WithData stores data in the lock node. Default: none.
-func WithData(data []byte) Option { return func(l *Lock) { l.n.Data = data } }
+func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 
 // New returns the lock at path (the lock node is path + "/lock"). No I/O is
 // done.
 func New(c *session.Client, path string, opts ...Option) (*Lock, error) {
-	if c == nil {
-		return nil, fmt.Errorf("exclusive: %w: nil session client", recipes.ErrInvalidArgument)
+	if err := engine.CheckPath(c, path); err != nil {
+		return nil, fmt.Errorf("exclusive: %w", err)
 	}
-	if err := session.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("exclusive: %w: %w", recipes.ErrInvalidArgument, err)
-	}
-	if path == "/" {
-		return nil, fmt.Errorf("exclusive: %w: lock path cannot be the root", recipes.ErrInvalidArgument)
-	}
-	l := &Lock{n: recipes.NodeLock{Client: c, Path: path, Name: NodeName}}
-	for _, o := range opts {
-		if o == nil {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
 			return nil, fmt.Errorf("exclusive: %w: nil Option", recipes.ErrInvalidArgument)
 		}
-		o(l)
+		opt(&o)
 	}
-	return l, nil
+	return &Lock{&engine.Herd{Conn: engine.Client(c), Path: path, Name: NodeName, Data: o.data}}, nil
 }
 
 // Path is the lock path.
-func (l *Lock) Path() string { return l.n.Path }
+func (l *Lock) Path() string { return l.h.Path }
 
 // Acquire waits until this process creates the lock node, ctx ends (an
 // error that is recipes.ErrNotAcquired and ctx's error; nothing is left on
@@ -80,8 +83,8 @@ func (l *Lock) Path() string { return l.n.Path }
 // lease's context ends, with recipes.ErrLockLost, as soon as the session is
 // suspended or lost: it is NOT safe to assume the lock is held until
 // Release.
-func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.n.Acquire(ctx, false) }
+func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.h.Acquire(ctx, false) }
 
 // TryAcquire creates the lock node if it does not exist, and otherwise fails
 // at once with recipes.ErrLocked.
-func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.n.Acquire(ctx, true) }
+func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.h.Acquire(ctx, true) }

@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/exclusive"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -27,10 +28,10 @@ func TestExclusiveContract(t *testing.T) {
 	servers := sharedServers(t)
 	observer := connect(t, servers)
 	var mu sync.Mutex
-	proxies := map[int64]*integration.Proxy{}
+	proxies := map[int64]*harness.Proxy{}
 	locktest.Run(t, locktest.Backend{
 		New: func(t *testing.T, name string) recipes.Locker {
-			p := integration.NewProxy(t, servers[0])
+			p := harness.NewProxy(t, servers[0])
 			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
 			s, err := c.Session(ctxT(t))
 			require.NoError(t, err)
@@ -41,7 +42,7 @@ func TestExclusiveContract(t *testing.T) {
 		},
 		Lose: func(t *testing.T, name string, lease recipes.Lease) {
 			mu.Lock()
-			p := proxies[lease.(recipes.NodeLease).Session().ID()]
+			p := proxies[lease.(znode.Lease).SessionID()]
 			mu.Unlock()
 			require.NotNil(t, p)
 			p.Blackhole(t)
@@ -60,9 +61,9 @@ func TestExclusiveContract(t *testing.T) {
 // node by its owner and holds it, or creates it again; no orphan, no
 // deadlock.
 func TestConnectionLossDuringCreate(t *testing.T) {
-	z := integration.StartZK(t, 1)
+	z := harness.StartZK(t, 1)
 	observer := connect(t, z.Servers())
-	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *integration.Proxy,
+	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *harness.Proxy,
 		c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy) {
 		path := fmt.Sprintf("/exclusive/cut-%d", policy)
 		l := newLock(t, c, path)
@@ -72,14 +73,14 @@ func TestConnectionLossDuringCreate(t *testing.T) {
 
 		// Cut right after the whole create reached the server:
 		// the server creates the node, its reply is lost.
-		p.ResetAfter(t, integration.CreateWithZxidSize(path+"/lock"))
+		p.ResetAfter(t, harness.CreateWithZxidSize(path+"/lock"))
 		lease := zktest.AcquireAcrossCut(t, p, states, l.Acquire)
 		_, st, err := observer.Get(ctxT(t), path+"/lock")
 		require.NoError(t, err)
 		s, err := c.Session(ctxT(t))
 		require.NoError(t, err)
 		assert.Equal(t, s.ID(), st.EphemeralOwner, "the lock node is ours")
-		assert.Equal(t, st.Czxid, lease.Token())
+		assert.Equal(t, st.Czxid, zktest.Token(t, lease))
 		require.NoError(t, lease.Release(ctxT(t)))
 		other, err := newLock(t, observer, path).TryAcquire(ctxT(t))
 		require.NoError(t, err, "no orphan node blocks the next holder")
@@ -104,7 +105,7 @@ func TestReleaseKeepsAnotherHoldersNode(t *testing.T) {
 	ok, st, err := b.Exists(ctx, path+"/lock")
 	require.NoError(t, err)
 	require.True(t, ok, "our Release deleted the other holder's node")
-	assert.Equal(t, theirs.Token(), st.Czxid)
+	assert.Equal(t, zktest.Token(t, theirs), st.Czxid)
 	require.NoError(t, theirs.Release(ctx))
 }
 
@@ -136,7 +137,7 @@ func TestGuardedMultiRefused(t *testing.T) {
 	c := connect(t, servers)
 	lease, err := newLock(t, c, "/exclusive/guard").Acquire(ctx)
 	require.NoError(t, err)
-	_, err = recipes.GuardedMulti(ctx, c, lease, session.CreateOp("/exclusive/guard-write", nil, 0))
+	_, err = lease.(znode.Lease).GuardedMulti(ctx, session.CreateOp("/exclusive/guard-write", nil, 0))
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	require.NoError(t, lease.Release(ctx))
 }

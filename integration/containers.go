@@ -1,12 +1,20 @@
+// Package integration is the heavy part of zkrecipes' test tooling, kept in
+// a module of its own so that users of the library never inherit it: the
+// Docker path (testcontainers-go), which starts a zookeeper:3.8 container
+// when no ZooKeeper is installed locally, and the programs and tests that
+// use it. Importing it (for its side effect) makes the core harness,
+// internal/harness, fall back to a container.
 package integration
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +23,13 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 )
+
+func init() { harness.ZKSource = launchContainerZK }
+
+// stopGrace is how long Stop waits for the container's server to exit.
+const stopGrace = 15 * time.Second
 
 // zkImage is the image used when ZooKeeper is not installed locally.
 const zkImage = "zookeeper:3.8"
@@ -44,14 +58,15 @@ func dockerHealthy() (err error) {
 // launchContainerZK runs a single zookeeper:3.8 container with the settings
 // of the local members (tickTime 200, all four-letter words, quick container
 // node reaping), its port 2181 bound to a free port on 127.0.0.1.
-func launchContainerZK(members int) (*ZK, error) {
+func launchContainerZK(members int) (*harness.ZK, error) {
 	if err := dockerHealthy(); err != nil {
-		return nil, unavailablef("no Docker daemon: %v", err)
+		return nil, fmt.Errorf("%w: no Docker daemon: %v", harness.ErrUnavailable, err)
 	}
 	if members != 1 {
-		return nil, unavailablef("a ZooKeeper container has one member, the test needs %d: install zookeeper locally", members)
+		return nil, fmt.Errorf("%w: a ZooKeeper container has one member, the test needs %d: install zookeeper locally",
+			harness.ErrUnavailable, members)
 	}
-	ports, err := freePorts(1)
+	ports, err := harness.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +84,7 @@ func launchContainerZK(members int) (*ZK, error) {
 		}),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.PortBindings = network.PortMap{network.MustParsePort("2181/tcp"): {{
-				HostIP: netip.MustParseAddr(loopback), HostPort: strconv.Itoa(ports[0]),
+				HostIP: netip.MustParseAddr(harness.Loopback), HostPort: strconv.Itoa(ports[0]),
 			}}}
 		}),
 		testcontainers.WithWaitStrategy(wait.ForListeningPort("2181/tcp").WithStartupTimeout(2*time.Minute)),
@@ -81,15 +96,8 @@ func launchContainerZK(members int) (*ZK, error) {
 		return nil, fmt.Errorf("run %s container: %w", zkImage, err)
 	}
 	ctl := &containerControl{ctr: ctr, up: true}
-	z := &ZK{
-		members: []*ZKMember{{id: 1, addr: hostPort(ports[0]), ctl: ctl}},
-		closer:  ctl.terminate,
-	}
-	if err := z.waitReady(zkReadyTimeout); err != nil {
-		z.Close()
-		return nil, err
-	}
-	return z, nil
+	addr := net.JoinHostPort(harness.Loopback, strconv.Itoa(ports[0]))
+	return harness.NewZK([]string{addr}, []harness.Control{ctl}, ctl.terminate)
 }
 
 // containerControl controls a member running in a container: Stop and Start
@@ -102,7 +110,7 @@ type containerControl struct {
 	paused bool
 }
 
-func (c *containerControl) start() error {
+func (c *containerControl) Start() error {
 	ctx, cancel := context.WithTimeout(context.Background(), containerTimeout)
 	defer cancel()
 	if err := c.ctr.Start(ctx); err != nil {
@@ -112,12 +120,12 @@ func (c *containerControl) start() error {
 	return nil
 }
 
-func (c *containerControl) stop() error {
-	if !c.running() {
+func (c *containerControl) Stop() error {
+	if !c.Running() {
 		return nil
 	}
-	if c.isPaused() {
-		_ = c.resume()
+	if c.Paused() {
+		_ = c.Resume()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), containerTimeout)
 	defer cancel()
@@ -129,7 +137,7 @@ func (c *containerControl) stop() error {
 	return nil
 }
 
-func (c *containerControl) kill() error {
+func (c *containerControl) Kill() error {
 	return c.docker(func(ctx context.Context, cli *testcontainers.DockerClient) error {
 		_, err := cli.ContainerKill(ctx, c.ctr.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
 		if err == nil {
@@ -139,7 +147,7 @@ func (c *containerControl) kill() error {
 	})
 }
 
-func (c *containerControl) pause() error {
+func (c *containerControl) Pause() error {
 	return c.docker(func(ctx context.Context, cli *testcontainers.DockerClient) error {
 		_, err := cli.ContainerPause(ctx, c.ctr.GetContainerID(), client.ContainerPauseOptions{})
 		if err == nil {
@@ -149,7 +157,7 @@ func (c *containerControl) pause() error {
 	})
 }
 
-func (c *containerControl) resume() error {
+func (c *containerControl) Resume() error {
 	return c.docker(func(ctx context.Context, cli *testcontainers.DockerClient) error {
 		_, err := cli.ContainerUnpause(ctx, c.ctr.GetContainerID(), client.ContainerUnpauseOptions{})
 		if err == nil {
@@ -166,7 +174,7 @@ func (c *containerControl) docker(op func(context.Context, *testcontainers.Docke
 	defer cancel()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: no Docker API client for the container: %v", ErrNotControllable, err)
+		return fmt.Errorf("%w: no Docker API client for the container: %v", harness.ErrNotControllable, err)
 	}
 	defer cli.Close()
 	return op(ctx, cli)
@@ -178,22 +186,20 @@ func (c *containerControl) set(up, paused bool) {
 	c.up, c.paused = up, paused
 }
 
-func (c *containerControl) running() bool {
+func (c *containerControl) Running() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.up
 }
 
-func (c *containerControl) isPaused() bool {
+func (c *containerControl) Paused() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.paused
 }
 
-func (c *containerControl) watched() *process { return nil }
-
 // logTail returns the end of the container's log.
-func (c *containerControl) logTail(n int) string {
+func (c *containerControl) LogTail(n int) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rc, err := c.ctr.Logs(ctx)
@@ -208,7 +214,12 @@ func (c *containerControl) logTail(n int) string {
 	defer os.Remove(f.Name())
 	defer f.Close()
 	_, _ = io.Copy(f, io.LimitReader(rc, 16<<20))
-	return fileTail(f.Name(), n)
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		return fmt.Sprintf("(no container log: %v)", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // terminate removes the container.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/internal/lockbench"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -148,29 +149,38 @@ func BenchmarkUncontended(b *testing.B) {
 
 // noFastHandoff is the mutex's driver with the fast handoff turned off: a
 // waiter lists the queue again after every wake-up, as Curator does.
-type noFastHandoff struct{ recipes.LeaseDriver }
+type noFastHandoff struct{ engine.LeaseDriver }
 
-func (d noFastHandoff) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
+func (d noFastHandoff) Decide(kids []engine.Child, ours int) (engine.Decision, error) {
 	dec, err := d.LeaseDriver.Decide(kids, ours)
 	dec.FastHandoff, dec.Refresh = false, ""
 	return dec, err
 }
 
 var (
-	mutexDriver     = recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName}
-	lookaheadDriver = recipes.LeaseDriver{Leases: 1, Kind: mutex.LockName, Lookahead: true}
+	// mutexDriver is the default mutex's: lookahead on.
+	mutexDriver = engine.LeaseDriver{Leases: 1, Kind: mutex.LockName, Lookahead: mutex.DefaultLookahead}
+	// predecessorDriver watches the predecessor only (WithLookahead(false)).
+	predecessorDriver = engine.LeaseDriver{Leases: 1, Kind: mutex.LockName}
 )
+
+// engineLock is a recipes.Locker over the engine's lock with any driver.
+type engineLock struct{ l *engine.Lock }
+
+func (e engineLock) Acquire(ctx context.Context) (recipes.Lease, error) {
+	return e.l.Acquire(ctx, false)
+}
+func (e engineLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return e.l.Acquire(ctx, true)
+}
 
 // QueueLocks returns n contenders, each on its own session, for the queue
 // lock at path with driver.
-func queueLocks(b *testing.B, servers []string, path string, n int, driver recipes.Driver) []func(func()) error {
+func queueLocks(b *testing.B, servers []string, path string, n int, driver engine.Driver) []func(func()) error {
 	lockers := make([]recipes.Locker, n)
 	for i := range lockers {
-		ql, err := recipes.NewQueueLock(connect(b, servers), path, mutex.LockName, []string{mutex.LockName}, driver, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		lockers[i] = ql
+		lockers[i] = engineLock{engine.NewLock(engine.Client(connect(b, servers)), path, mutex.LockName,
+			[]string{mutex.LockName}, driver, nil)}
 	}
 	return lockbench.Lockers(context.Background(), lockers...)
 }
@@ -203,11 +213,11 @@ func BenchmarkContended(b *testing.B) {
 			{"mutex", func(b *testing.B) []func(func()) error {
 				return queueLocks(b, servers, benchPath("mutex"), n, mutexDriver)
 			}},
-			{"mutex-lookahead", func(b *testing.B) []func(func()) error {
-				return queueLocks(b, servers, benchPath("lookahead"), n, lookaheadDriver)
+			{"mutex-predecessor-only", func(b *testing.B) []func(func()) error {
+				return queueLocks(b, servers, benchPath("predecessor"), n, predecessorDriver)
 			}},
 			{"mutex-no-fast-handoff", func(b *testing.B) []func(func()) error {
-				return queueLocks(b, servers, benchPath("nofast"), n, noFastHandoff{mutexDriver})
+				return queueLocks(b, servers, benchPath("nofast"), n, noFastHandoff{predecessorDriver})
 			}},
 			{"zk.Lock", func(b *testing.B) []func(func()) error { return zkLocks(b, servers, benchPath("zklock"), n) }},
 		} {
@@ -248,10 +258,10 @@ func BenchmarkSideBySide(b *testing.B) {
 		impls := [][]func(func()) error{
 			zkLocks(b, servers, benchPath("zklock"), sessions),
 			queueLocks(b, servers, benchPath("mutex"), sessions, mutexDriver),
-			queueLocks(b, servers, benchPath("lookahead"), sessions, lookaheadDriver),
-			queueLocks(b, servers, benchPath("nofast"), sessions, noFastHandoff{mutexDriver}),
+			queueLocks(b, servers, benchPath("predecessor"), sessions, predecessorDriver),
+			queueLocks(b, servers, benchPath("nofast"), sessions, noFastHandoff{predecessorDriver}),
 		}
-		lockbench.SideBySide(b, []string{"zk.Lock", "mutex", "mutex-lookahead", "mutex-no-fast-handoff"}, func(i int) (int, error) {
+		lockbench.SideBySide(b, []string{"zk.Lock", "mutex", "mutex-predecessor-only", "mutex-no-fast-handoff"}, func(i int) (int, error) {
 			_, err := lockbench.Contend(servers[0], impls[i], acqPerRound)
 			return acqPerRound, err
 		})

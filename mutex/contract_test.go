@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -17,11 +18,11 @@ func TestMutexContract(t *testing.T) {
 	servers := sharedServers(t)
 	observer := connect(t, servers)
 	var mu sync.Mutex
-	proxies := map[*session.Client]*integration.Proxy{}
+	proxies := map[*session.Client]*harness.Proxy{}
 	locktest.Run(t, locktest.Backend{
 		// Each contender has its own session, through its own fault proxy.
 		New: func(t *testing.T, name string) recipes.Locker {
-			p := integration.NewProxy(t, servers[0])
+			p := harness.NewProxy(t, servers[0])
 			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
 			mu.Lock()
 			proxies[c] = p
@@ -33,12 +34,12 @@ func TestMutexContract(t *testing.T) {
 		// The holder is partitioned from ZooKeeper: its lease must end (at
 		// the suspension) before its session expires and frees the lock.
 		Lose: func(t *testing.T, name string, lease recipes.Lease) {
-			nl, ok := lease.(recipes.NodeLease)
+			nl, ok := lease.(znode.Lease)
 			require.True(t, ok)
 			mu.Lock()
 			defer mu.Unlock()
 			for c, p := range proxies {
-				if s := c.CurrentSession(); s != nil && s.ID() == nl.Session().ID() {
+				if s := c.CurrentSession(); s != nil && s.ID() == nl.SessionID() {
 					p.Blackhole(t)
 					return
 				}

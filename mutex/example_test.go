@@ -9,6 +9,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -42,7 +43,9 @@ func Example() {
 
 	// Re-entry follows the call chain: the lease's context re-enters.
 	inner, err := m.Acquire(work)
-	fmt.Println("re-entered:", err == nil, inner.Token() == lease.Token())
+	it, _ := inner.Token()
+	lt, _ := lease.Token()
+	fmt.Println("re-entered:", err == nil, it == lt)
 	fmt.Println(inner.Release(ctx), lease.Release(ctx))
 	fmt.Println("lease ended:", context.Cause(work))
 	// Output:
@@ -81,12 +84,13 @@ func ExampleMutex_fencing() {
 	m, _ := mutex.New(client, "/locks/example-fencing")
 
 	lease, _ := m.Acquire(ctx)
+	zl := lease.(znode.Lease) // every lease of a ZooKeeper lock is one
 	// Guarded write: applied only while our lock node exists.
-	_, err := recipes.GuardedMulti(ctx, client, lease,
+	_, err := zl.GuardedMulti(ctx,
 		session.CreateOp(fmt.Sprintf("/example-fenced-%d", time.Now().UnixNano()), []byte("done"), 0))
 	fmt.Println("guarded write:", err)
 	_ = lease.Release(ctx)
-	_, err = recipes.GuardedMulti(ctx, client, lease, session.CreateOp("/example-too-late", nil, 0))
+	_, err = zl.GuardedMulti(ctx, session.CreateOp("/example-too-late", nil, 0))
 	fmt.Println("after release:", errors.Is(err, session.ErrGuardFailed))
 	// Output:
 	// guarded write: <nil>

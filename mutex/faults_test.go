@@ -2,20 +2,19 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -46,10 +45,10 @@ func waitForNodes(t testing.TB, c *session.Client, path string, n int) {
 // The holder's connection is blackholed past the session timeout: its lease
 // is cancelled before any other process acquires the lock.
 func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
-	z := integration.StartZK(t, 1)
+	z := harness.StartZK(t, 1)
 	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
 		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
-			p := integration.NewProxy(t, z.Servers()[0])
+			p := harness.NewProxy(t, z.Servers()[0])
 			path := fmt.Sprintf("/faults/blackhole-%d", policy)
 			holderClient := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second),
 				session.WithErrorPolicy(policy))
@@ -77,7 +76,7 @@ func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
 			}
 			require.NotNil(t, next)
 			assert.ErrorIs(t, context.Cause(held.Context()), recipes.ErrLockLost)
-			assert.Greater(t, next.Token(), held.Token())
+			assert.Greater(t, zktest.Token(t, next), zktest.Token(t, held))
 			p.Restore(t)
 			assert.ErrorIs(t, held.Release(ctx), recipes.ErrLockLost)
 			require.NoError(t, next.Release(ctx))
@@ -89,9 +88,9 @@ func TestBlackholedHolderIsCancelledBeforeNextAcquires(t *testing.T) {
 // The connection is cut after the create request reached the server and
 // before its reply came back: no orphan node, no deadlock.
 func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
-	z := integration.StartZK(t, 1)
+	z := harness.StartZK(t, 1)
 	observer := connect(t, z.Servers())
-	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *integration.Proxy,
+	zktest.EachPolicyThroughProxy(t, z.Servers()[0], func(t *testing.T, p *harness.Proxy,
 		c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy) {
 		path := fmt.Sprintf("/faults/cut-create-%d", policy)
 		m := newMutex(t, c, path)
@@ -100,9 +99,9 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctxT(t)))
 
-		p.ResetAfter(t, integration.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-"))
+		p.ResetAfter(t, harness.CreateWithZxidSize(path+"/_c_00000000-0000-0000-0000-000000000000-lock-"))
 		lease := zktest.AcquireAcrossCut(t, p, states, m.Acquire)
-		nl := lease.(recipes.NodeLease)
+		nl := lease.(znode.Lease)
 		require.Eventually(t, func() bool {
 			kids := children(t, observer, path)
 			return len(kids) == 1 && kids[0] == session.BaseName(nl.Node())
@@ -120,7 +119,7 @@ func TestConnectionCutBetweenCreateAndReply(t *testing.T) {
 // The ensemble's leader is killed while many sessions contend: exclusion
 // holds throughout and the work goes on.
 func TestLeaderKilledWhileContending(t *testing.T) {
-	z := integration.StartZK(t, 3)
+	z := harness.StartZK(t, 3)
 	const contenders, rounds = 6, 150
 	lockers := make([]recipes.Locker, contenders)
 	for i := range lockers {
@@ -143,100 +142,11 @@ func TestLeaderKilledWhileContending(t *testing.T) {
 	z.Leader(t)
 }
 
-func TestErrorsAreSentinels(t *testing.T) {
-	_, err := mutex.New(nil, "/x")
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
-	c := connect(t, sharedServers(t))
-	for _, p := range []string{"", "x", "/a/", "/a//b", "/a/./b", "/a\x00"} {
-		_, err := mutex.New(c, p)
-		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
-		assert.ErrorIs(t, err, session.ErrInvalidArgument, "%q", p)
-	}
-	_, err = mutex.New(c, "/")
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "the root cannot be a lock path")
-	_, err = mutex.New(c, "/x", nil)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
-	assert.False(t, errors.Is(err, recipes.ErrLocked))
-}
-
-// An operator deletes the holder's node (breaking the lock): the next
-// contender gets the lock, and the old holder's Release says the lock was
-// lost rather than returning nil.
-func TestNodeDeletedUnderHolder(t *testing.T) {
-	servers := sharedServers(t)
-	ctx := ctxT(t)
-	const path = "/faults/deleted"
-	holder, err := newMutex(t, connect(t, servers), path).Acquire(ctx)
-	require.NoError(t, err)
-	operator := connect(t, servers)
-	require.NoError(t, operator.Delete(ctx, holder.(recipes.NodeLease).Node(), -1))
-	next, err := newMutex(t, connect(t, servers), path).TryAcquire(ctx)
-	require.NoError(t, err)
-	assert.ErrorIs(t, holder.Release(ctx), recipes.ErrLockLost)
-	require.NoError(t, next.Release(ctx))
-}
-
-// Release ends the lease's context before the node goes: by the time anyone
-// can see the node deleted (and so take the lock), the old lease is over.
-func TestReleaseEndsLeaseBeforeDeleting(t *testing.T) {
-	servers := sharedServers(t)
-	ctx := ctxT(t)
-	observer := connect(t, servers)
-	for range 20 {
-		lease, err := newMutex(t, connect(t, servers), "/faults/release-order").Acquire(ctx)
-		require.NoError(t, err)
-		_, _, ev, err := observer.GetW(ctx, lease.(recipes.NodeLease).Node())
-		require.NoError(t, err)
-		released := make(chan error, 1)
-		go func() { released <- lease.Release(ctx) }()
-		e := <-ev
-		require.Equal(t, zk.EventNodeDeleted, e.Type)
-		assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the node was gone while the lease was live")
-		require.NoError(t, <-released)
-	}
-}
-
-// A re-entered lease released after the lock was lost reports the loss too.
-func TestNestedReleaseAfterLoss(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
-	ctx := ctxT(t)
-	m := newMutex(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second)), "/faults/nested")
-	outer, err := m.Acquire(ctx)
-	require.NoError(t, err)
-	inner, err := m.Acquire(outer.Context())
-	require.NoError(t, err)
-	p.Blackhole(t)
-	select {
-	case <-inner.Done():
-	case <-time.After(waitLimit):
-		t.Fatal("lease not ended by the partition")
-	}
-	assert.ErrorIs(t, inner.Release(ctx), recipes.ErrLockLost)
-	assert.ErrorIs(t, outer.Release(ctx), recipes.ErrLockLost)
-	p.Restore(t)
-}
-
-// With lookahead, waiters also watch the node two ahead and may take the
-// lock without listing: the exclusion oracle still holds.
-func TestLookaheadExclusion(t *testing.T) {
-	servers := sharedServers(t)
-	lockers := make([]recipes.Locker, 6)
-	for i := range lockers {
-		m, err := mutex.New(connect(t, servers), "/faults/lookahead", mutex.WithLookahead())
-		require.NoError(t, err)
-		lockers[i] = m
-	}
-	lost, err := locktest.Contention(ctxT(t), lockers, 30)
-	require.NoError(t, err)
-	assert.Zero(t, lost)
-}
-
 // ctx ends while the create request is still on its way: Acquire returns at
 // once with ctx's error, and the node the create makes is removed.
 func TestContextEndsDuringCreate(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
+	z := harness.StartZK(t, 1)
+	p := harness.NewProxy(t, z.Servers()[0])
 	observer := connect(t, z.Servers())
 	const path = "/faults/cancel-create"
 	m := newMutex(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second)), path)
@@ -254,35 +164,12 @@ func TestContextEndsDuringCreate(t *testing.T) {
 	waitForNodes(t, observer, path, 0)
 }
 
-// Release while the connection is cut: the lease ends at once, Release says
-// the delete goes on in the background, and once the connection is back the
-// node is gone.
-func TestReleaseDuringCut(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
-	observer := connect(t, z.Servers())
-	const path = "/faults/release-cut"
-	c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(30*time.Second),
-		session.WithErrorPolicy(session.OnlyLostIsLost))
-	lease, err := newMutex(t, c, path).Acquire(ctxT(t))
-	require.NoError(t, err)
-
-	p.Cut(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	assert.Error(t, lease.Release(ctx), "the delete could not be made")
-	assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the lease ends at Release all the same")
-	assert.Len(t, children(t, observer, path), 1, "the node is still there while the connection is cut")
-	p.Restore(t)
-	waitForNodes(t, observer, path, 0)
-}
-
 // A waiter whose session expires while it waits is not failed: it queues
 // again under the next session and gets the lock, and the node of its old
 // session is gone.
 func TestWaiterSurvivesSessionExpiry(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
+	z := harness.StartZK(t, 1)
+	p := harness.NewProxy(t, z.Servers()[0])
 	observer := connect(t, z.Servers())
 	const path = "/faults/waiter-expiry"
 	holder, err := newMutex(t, observer, path).Acquire(ctxT(t))
@@ -319,7 +206,7 @@ func TestWaiterSurvivesSessionExpiry(t *testing.T) {
 	select {
 	case l, ok := <-got:
 		require.True(t, ok, "the waiter's Acquire failed")
-		assert.NotEqual(t, first.ID(), l.(recipes.NodeLease).Session().ID(), "held under the new session")
+		assert.NotEqual(t, first.ID(), l.(znode.Lease).SessionID(), "held under the new session")
 		assert.Len(t, children(t, observer, path), 1, "the old session's node is gone")
 		require.NoError(t, l.Release(ctxT(t)))
 	case <-time.After(waitLimit):

@@ -4,11 +4,10 @@ import (
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 )
 
 func TestMain(m *testing.M) {
-	locktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
+	zktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
 	zktest.Main(m)
 }
 

@@ -3,33 +3,49 @@
 // lock the same path, exclude each other and queue fairly together.
 //
 // Each contender creates an ephemeral sequential node
-// "_c_<uuid>-lock-<seq10>" under the lock path (Curator's protected mode) and
-// watches only the node just ahead of it; the first node holds the lock.
+// "_c_<uuid>-lock-<seq10>" under the lock path (Curator's protected mode);
+// the first node holds the lock. A waiter watches the node just ahead of it
+// and, by default, the one before that (lookahead): when the node two ahead
+// goes, it lists the queue again while its predecessor still holds, so that
+// when the predecessor releases it knows it is next and takes the lock on
+// the notification alone. Each release wakes at most two waiters; no waiter
+// ever watches the whole queue. WithLookahead(false) watches the
+// predecessor only, as Curator's waiters do.
+//
+// Leases are znode.Lease values: lease.(znode.Lease).Node() is the lock
+// node, and GuardedMulti writes only while it exists.
 //
 // # Session loss
 //
 // A lease's context is cancelled, with a cause that is recipes.ErrLockLost,
 // as soon as the session it was taken under can no longer be trusted (under
-// the session's default policy, as soon as the connection is suspended).
-// The lock node itself is not watched (as in Curator): if someone deletes it,
-// Release reports recipes.ErrLockLost. It is NOT safe to assume the lock is held until
-// Release: do the work with lease.Context(), and fence writes with
-// lease.Token() (session.FencedResource) or recipes.GuardedMulti. A waiter
-// whose connection drops keeps its node and its place in the queue if its
-// session survives, and queues again under the next session if not. The
-// session package doc says exactly when a session stops being trusted.
+// the session's default policy, as soon as the connection is suspended; the
+// session package doc says exactly when, and with what margin before the
+// server may expire the session). The lock node itself is not watched (as
+// in Curator): if someone deletes it, Release reports recipes.ErrLockLost.
+// It is NOT safe to assume the lock is held until Release: do the work with
+// lease.Context(), and fence writes with the lease's token
+// (session.FencedResource) or its GuardedMulti. A waiter whose connection
+// drops keeps its node and its place in the queue if its session survives,
+// and queues again under the next session if not.
 package mutex
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // LockName is Curator's node name for InterProcessMutex.
 const LockName = "lock-"
+
+// DefaultLookahead: waiters also watch the node two ahead (see the package
+// doc and WithLookahead).
+const DefaultLookahead = true
 
 // Mutex is a reentrant lock on one path. Re-entry follows the call chain:
 // Acquire with a context derived from a lease of this Mutex re-enters at
@@ -37,48 +53,65 @@ const LockName = "lock-"
 // with unrelated contexts sharing one Mutex exclude each other. A Lease may
 // be released from any goroutine.
 type Mutex struct {
-	*recipes.QueueLock
+	l *engine.Lock
 }
 
 var _ recipes.Locker = (*Mutex)(nil)
 
 // Option configures New.
-type Option = recipes.QueueOption
+type Option func(*options)
+
+// options are what Options set; their defaults are set in New.
+type options struct {
+	data      []byte
+	lookahead bool
+}
 
 // WithData stores data in the lock node (Curator stores the participant id
 // there; zklock ls shows it). Default: none.
-func WithData(data []byte) Option { return recipes.WithData(data) }
+func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 
-// WithLookahead makes each waiter also watch the node two ahead of it, and
-// list the queue again when that node goes, while its predecessor still
-// holds: by the time the predecessor releases, the waiter knows it is next
-// and takes the lock without listing (docs/benchmarks.md measures the gain
-// under contention). Off by default: each waiter watches only its
-// predecessor, as Curator's do. Either way it queues with Curator's nodes.
-func WithLookahead() Option { return recipes.WithLookahead() }
+// WithLookahead sets whether a waiter also watches the node two ahead of
+// it (default DefaultLookahead). With it, a waiter lists the queue again
+// when that node goes, off the critical path, and takes the lock on its
+// predecessor's deletion notification alone: each handoff costs about one
+// round trip instead of two, and each waiter one more watch and one more
+// listing per acquisition (docs/benchmarks.md has both). Without it, each
+// waiter watches only its predecessor, as Curator's do. Either way the
+// nodes are Curator's.
+func WithLookahead(on bool) Option { return func(o *options) { o.lookahead = on } }
 
 // New returns the mutex at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
-	cfg, err := recipes.ApplyQueueOptions(opts)
-	if err != nil {
+	if err := engine.CheckPath(c, path); err != nil {
 		return nil, fmt.Errorf("mutex: %w", err)
 	}
-	driver := recipes.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: cfg.Lookahead}
-	q, err := recipes.NewQueueLock(c, path, LockName, []string{LockName}, driver, cfg.Data)
-	if err != nil {
-		return nil, fmt.Errorf("mutex: %w", err)
+	o := options{lookahead: DefaultLookahead}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("mutex: %w: nil Option", recipes.ErrInvalidArgument)
+		}
+		opt(&o)
 	}
-	return &Mutex{q}, nil
+	driver := engine.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: o.lookahead}
+	return &Mutex{engine.NewLock(engine.Client(c), path, LockName, []string{LockName}, driver, o.data)}, nil
 }
+
+// Path is the lock path.
+func (m *Mutex) Path() string { return m.l.Path() }
 
 // Acquire waits until the lock is held, ctx ends (an error that is
 // recipes.ErrNotAcquired and ctx's error; nothing is left on the server) or
 // the client is closed. With a context from a live lease of this Mutex it
 // re-enters at once. See the package doc for what session loss does.
-func (m *Mutex) Acquire(ctx context.Context) (recipes.Lease, error) { return m.QueueLock.Acquire(ctx) }
+func (m *Mutex) Acquire(ctx context.Context) (recipes.Lease, error) { return m.l.Acquire(ctx, false) }
 
 // TryAcquire takes the lock if no one else holds it now, and otherwise
 // returns an error that is recipes.ErrLocked at once, leaving nothing behind.
-func (m *Mutex) TryAcquire(ctx context.Context) (recipes.Lease, error) {
-	return m.QueueLock.TryAcquire(ctx)
+func (m *Mutex) TryAcquire(ctx context.Context) (recipes.Lease, error) { return m.l.Acquire(ctx, true) }
+
+// Participants lists the lock's queue, holder first (Curator's
+// getParticipantNodes). A lock path that does not exist has none.
+func (m *Mutex) Participants(ctx context.Context) ([]znode.Participant, error) {
+	return m.l.Participants(ctx)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -36,7 +36,7 @@ func acquireAsync(m *mutex.Mutex, ctx context.Context) <-chan recipes.Lease {
 func TestWaiterKeepsItsPlaceAcrossASuspension(t *testing.T) {
 	server := sharedServers(t)[0]
 	observer := connect(t, []string{server})
-	zktest.EachPolicyThroughProxy(t, server, func(t *testing.T, p *integration.Proxy,
+	zktest.EachPolicyThroughProxy(t, server, func(t *testing.T, p *harness.Proxy,
 		c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy) {
 		path := fmt.Sprintf("/faults/keep-place-%d", policy)
 		ctx := ctxT(t)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -22,7 +22,7 @@ func newHolderLocker(c *session.Client, path, _ string) (recipes.Locker, error) 
 func TestHolderKilled(t *testing.T) {
 	servers := sharedServers(t)
 	const path = "/faults/sigkill"
-	holder := locktest.StartHolder(t, servers, path, "mutex", 2*time.Second)
+	holder := zktest.StartHolder(t, servers, path, "mutex", 2*time.Second)
 
 	m := newMutex(t, connect(t, servers), path)
 	_, err := m.TryAcquire(ctxT(t))

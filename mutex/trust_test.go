@@ -3,14 +3,17 @@ package mutex_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -25,6 +28,9 @@ import (
 // traffic while the server's traffic flows (or cuts both right after a
 // notification), and measures how long before the next holder's grant the
 // holder was told.
+
+// trustRun numbers the scenarios' lock paths, unique across -count runs.
+var trustRun atomic.Int64
 
 // trustTimeout is the session timeout of the holders in these tests.
 const trustTimeout = 3 * time.Second
@@ -110,17 +116,44 @@ func checkToldFirst(t *testing.T, policy session.ErrorPolicy, holder *moment, ne
 	assert.GreaterOrEqual(t, margin, wantMargin(policy), "the holder was told too late")
 }
 
+// waitWatched waits (bounded) until the server reports that session sid
+// watches path (the four-letter word wchp): a waiter is then waiting on its
+// predecessor, and needs no more requests to hear of its deletion.
+func waitWatched(t *testing.T, server, path string, sid int64) {
+	t.Helper()
+	want := fmt.Sprintf("0x%x", sid)
+	require.Eventually(t, func() bool {
+		out, err := harness.FourLetterWord(server, "wchp")
+		if err != nil {
+			return false
+		}
+		_, rest, ok := strings.Cut(out, path+"\n")
+		if !ok {
+			return false
+		}
+		for _, line := range strings.Split(rest, "\n") {
+			if !strings.HasPrefix(line, "\t") {
+				return false // the next path
+			}
+			if strings.TrimSpace(line) == want {
+				return true
+			}
+		}
+		return false
+	}, waitLimit, 10*time.Millisecond, "session %s never watched %s", want, path)
+}
+
 // eachPolicy runs f once per error policy, each with a proxy to the shared
 // server and a holder client of that policy behind it.
-func eachPolicy(t *testing.T, f func(t *testing.T, server string, p *integration.Proxy, c *session.Client,
+func eachPolicy(t *testing.T, f func(t *testing.T, server string, p *harness.Proxy, c *session.Client,
 	policy session.ErrorPolicy, path string)) {
 	server := sharedServers(t)[0]
 	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
 		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
-			p := integration.NewProxy(t, server)
+			p := harness.NewProxy(t, server)
 			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(trustTimeout), session.WithErrorPolicy(policy))
 			require.Equal(t, trustTimeout, c.SessionTimeout(), "the server granted another timeout")
-			f(t, server, p, c, policy, fmt.Sprintf("/trust/%s-%d", t.Name(), policy))
+			f(t, server, p, c, policy, fmt.Sprintf("/trust/%s-%d", t.Name(), trustRun.Add(1)))
 		})
 	}
 }
@@ -128,7 +161,7 @@ func eachPolicy(t *testing.T, f func(t *testing.T, server string, p *integration
 // The holder watches 20 nodes that keep changing; its requests are dropped
 // while the notifications reach it.
 func TestHolderToldFirstWhileNotificationsFlow(t *testing.T) {
-	eachPolicy(t, func(t *testing.T, server string, p *integration.Proxy, c *session.Client,
+	eachPolicy(t, func(t *testing.T, server string, p *harness.Proxy, c *session.Client,
 		policy session.ErrorPolicy, path string) {
 		ctx := ctxT(t)
 		changer := connect(t, []string{server})
@@ -174,7 +207,7 @@ func TestHolderToldFirstWhileNotificationsFlow(t *testing.T) {
 // notification (the fast handoff sends no request). A client that trusted
 // the last byte read would count that notification as a sign of life.
 func TestGrantByNotificationIsBounded(t *testing.T) {
-	eachPolicy(t, func(t *testing.T, server string, p *integration.Proxy, c *session.Client,
+	eachPolicy(t, func(t *testing.T, server string, p *harness.Proxy, c *session.Client,
 		policy session.ErrorPolicy, path string) {
 		ctx := ctxT(t)
 		first, err := newMutex(t, connect(t, []string{server}), path).Acquire(ctx)
@@ -188,6 +221,9 @@ func TestGrantByNotificationIsBounded(t *testing.T) {
 			close(waiter)
 		}()
 		next := successor(t, server, path, 3)
+		sess, err := c.Session(ctx)
+		require.NoError(t, err)
+		waitWatched(t, server, first.(znode.Lease).Node(), sess.ID())
 
 		p.HoldToServer(t)
 		// Still trusted: the last reply came at most t/6 (the keepalive's
@@ -213,7 +249,7 @@ func TestGrantByNotificationIsBounded(t *testing.T) {
 // and both directions are cut at once: the last byte read is long after
 // anything the server heard.
 func TestHolderToldFirstAfterACutFollowingANotification(t *testing.T) {
-	eachPolicy(t, func(t *testing.T, server string, p *integration.Proxy, c *session.Client,
+	eachPolicy(t, func(t *testing.T, server string, p *harness.Proxy, c *session.Client,
 		policy session.ErrorPolicy, path string) {
 		ctx := ctxT(t)
 		changer := connect(t, []string{server})

@@ -32,9 +32,14 @@ type Lease interface {
 	// Err is nil while the lease is held; afterwards it is ErrReleased, or an
 	// error that is ErrLockLost and says why.
 	Err() error
-	// Token is the lease's fencing token: strictly greater than the token of
-	// every earlier holder of the same lock.
-	Token() int64
+	// Token is the lease's fencing token, when the backend has one: strictly
+	// greater than the token of every earlier holder of the same lock. ok is
+	// false, and token 0, when the backend cannot give one (Redlock over
+	// independent servers has no single order of writes); never a made-up
+	// number. Fence writes with it where ok is true (session.FencedResource
+	// keeps one in ZooKeeper); where it is false, do the work with Context
+	// and accept that a paused holder may write late.
+	Token() (token int64, ok bool)
 	// Release gives up the lock. It returns ErrNotHeld when the lease was
 	// already released, and an error that is ErrLockLost when the lock had
 	// been lost before Release, or its node was found already deleted (the

@@ -1,7 +1,11 @@
-// Package recipes holds what every lock in zkrecipes has in common: the
-// Locker and Lease contract, its sentinel errors and the WithLock helper.
-// Later it also holds the shared queue engine (Curator's LockInternals) and
-// the higher recipes built on it.
+// Package recipes holds what every lock in zkrecipes has in common, on every
+// backend: the Locker and Lease contract, its sentinel errors, WithLock and
+// the helpers that implementations share. It imports only the standard
+// library, so that a lock on Redis or Memcached satisfies it without linking
+// ZooKeeper. The locks themselves are in mutex, rwlock and exclusive
+// (ZooKeeper), and compat (Redis, Memcached); recipes/locktest is the
+// contract suite every one of them runs, and recipes/znode has what only
+// ZooKeeper-backed leases add (the lock node, a guarded write, the queue).
 //
 // # The contract
 //
@@ -20,6 +24,9 @@
 // Token is a fencing token that strictly increases between successive holders
 // of one lock; pass it to the resource you protect so that it can refuse a
 // write from a holder that has lost the lock (see session.FencedResource).
+// Its ok result says whether the backend has one at all: a lock over
+// independent servers (Redlock) has none, and says so rather than give a
+// number that would not order its holders.
 //
 // The package recipes/locktest runs the same scenarios against any Locker.
 package recipes

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -23,11 +24,11 @@ func contractBackend(t *testing.T, half func(*rwlock.RWLock) recipes.Locker, sha
 	servers := sharedServers(t)
 	observer := connect(t, servers)
 	var mu sync.Mutex
-	proxies := map[*session.Client]*integration.Proxy{}
+	proxies := map[*session.Client]*harness.Proxy{}
 	b := locktest.Backend{
 		// Each contender has its own session, through its own fault proxy.
 		New: func(t *testing.T, name string) recipes.Locker {
-			p := integration.NewProxy(t, servers[0])
+			p := harness.NewProxy(t, servers[0])
 			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
 			mu.Lock()
 			proxies[c] = p
@@ -37,17 +38,17 @@ func contractBackend(t *testing.T, half func(*rwlock.RWLock) recipes.Locker, sha
 		// The holder is partitioned from ZooKeeper: its lease must end (at
 		// the suspension) before its session expires and frees the lock.
 		Lose: func(t *testing.T, name string, lease recipes.Lease) {
-			nl, ok := lease.(recipes.NodeLease)
+			nl, ok := lease.(znode.Lease)
 			require.True(t, ok, "lease %T has no node", lease)
 			mu.Lock()
 			defer mu.Unlock()
 			for c, p := range proxies {
-				if s := c.CurrentSession(); s != nil && s.ID() == nl.Session().ID() {
+				if s := c.CurrentSession(); s != nil && s.ID() == nl.SessionID() {
 					p.Blackhole(t)
 					return
 				}
 			}
-			t.Fatalf("no proxy for the lease's session %v", nl.Session())
+			t.Fatalf("no proxy for the lease's session 0x%x", nl.SessionID())
 		},
 		Leftovers: func(t *testing.T, name string) []string {
 			kids, _, err := observer.Children(ctxT(t), contractRoot+name)

@@ -6,13 +6,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 )
 
 // queue builds a sorted queue from a compact spec: "R3" is a reader with
 // sequence 3, "W4" a writer, "r5"/"w6" kazoo's reader and writer, "D4" the
 // downgraded read node of writer 4.
-func queue(spec ...string) []recipes.Child {
+func queue(spec ...string) []engine.Child {
 	names := make([]string, len(spec))
 	for i, s := range spec {
 		var seq int
@@ -30,7 +30,7 @@ func queue(spec ...string) []recipes.Child {
 			names[i] = fmt.Sprintf("abcdef%d%s%010d", i, kazooW, seq)
 		}
 	}
-	return recipes.SortChildren(names, kinds...)
+	return engine.SortChildren(names, kinds...)
 }
 
 func TestDriver(t *testing.T) {
@@ -64,9 +64,9 @@ func TestDriver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kids := queue(tc.queue...)
-			got, err := driver{write: tc.write, lookahead: true}.Decide(kids, tc.ours)
+			got, err := driver{writerLookahead: true, readerLookahead: true}.Decide(kids, tc.ours)
 			require.NoError(t, err)
-			exp := recipes.Decision{Owns: tc.want.owns, FastHandoff: tc.want.fast}
+			exp := engine.Decision{Owns: tc.want.owns, FastHandoff: tc.want.fast}
 			if tc.want.watch >= 0 {
 				exp.Watch = kids[tc.want.watch].Name
 			}
@@ -75,7 +75,7 @@ func TestDriver(t *testing.T) {
 			}
 			assert.Equal(t, exp, got)
 			// Without lookahead: only the predecessor, or the nearest writer.
-			plain, err := driver{write: tc.write}.Decide(kids, tc.ours)
+			plain, err := driver{}.Decide(kids, tc.ours)
 			require.NoError(t, err)
 			exp.Refresh = ""
 			assert.Equal(t, exp, plain, "no lookahead")
@@ -97,7 +97,7 @@ func TestParticipantsViewOfDowngrade(t *testing.T) {
 	kids := queue("W4", "D4", "R5", "W6")
 	var holders []bool
 	for i := range kids {
-		d, err := readerView{}.Decide(kids, i)
+		d, err := driver{}.Decide(kids, i)
 		require.NoError(t, err)
 		holders = append(holders, d.Owns)
 	}

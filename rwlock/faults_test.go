@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -20,7 +20,7 @@ func TestHolderKilled(t *testing.T) {
 	for _, kind := range []string{"write", "read"} {
 		t.Run(kind, func(t *testing.T) {
 			path := "/rw/sigkill-" + kind
-			holder := locktest.StartHolder(t, servers, path, kind, 2*time.Second)
+			holder := zktest.StartHolder(t, servers, path, kind, 2*time.Second)
 			rw := newRW(t, connect(t, servers), path)
 			var waiter recipes.Locker = rw.ReadLock()
 			if kind == "read" {
@@ -39,8 +39,8 @@ func TestHolderKilled(t *testing.T) {
 // The holder's connection is blackholed past the session timeout: its
 // lease ends before a queued writer gets the lock.
 func TestBlackholedWriterCancelledFirst(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
+	z := harness.StartZK(t, 1)
+	p := harness.NewProxy(t, z.Servers()[0])
 	const path = "/rw/blackhole"
 	ctx := ctxT(t)
 	held, err := newRW(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second)), path).WriteLock().Acquire(ctx)
@@ -69,7 +69,7 @@ func TestBlackholedWriterCancelledFirst(t *testing.T) {
 // The leader is killed while readers and writers contend: writers stay
 // exclusive, readers still share, and the work goes on.
 func TestLeaderKilledWhileContending(t *testing.T) {
-	z := integration.StartZK(t, 3)
+	z := harness.StartZK(t, 3)
 	leader := z.Leader(t)
 	killed := make(chan error, 1)
 	go func() {

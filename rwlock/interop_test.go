@@ -7,7 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration/curator"
+	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -55,7 +56,7 @@ func notYet(t *testing.T, what string, ch <-chan recipes.Lease) {
 	t.Helper()
 	select {
 	case l := <-ch:
-		t.Fatalf("%s acquired (token %d) while the other side held the lock", what, l.Token())
+		t.Fatalf("%s acquired (token %d) while the other side held the lock", what, zktest.Token(t, l))
 	case <-time.After(stillWaiting):
 	}
 }

@@ -6,13 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestMain(m *testing.M) {
-	locktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
+	zktest.RunHolderIfChild(newHolderLocker) // a child process of TestHolderKilled
 	zktest.Main(m)
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -27,13 +29,13 @@ type RWLock struct {
 // ReadLock is the shared half: held by any number of readers at once, never
 // together with a writer.
 type ReadLock struct {
-	q  *recipes.QueueLock
+	q  *engine.Lock
 	rw *RWLock
 }
 
 // WriteLock is the exclusive half.
 type WriteLock struct {
-	q  *recipes.QueueLock
+	q  *engine.Lock
 	rw *RWLock
 }
 
@@ -43,34 +45,51 @@ var (
 )
 
 // Option configures New.
-type Option = recipes.QueueOption
+type Option func(*options)
+
+// options are what Options set; their defaults are set in New.
+type options struct {
+	data                             []byte
+	writerLookahead, readerLookahead bool
+}
 
 // WithData stores data in every node of the lock (Curator stores the
 // participant id). Default: none.
-func WithData(data []byte) Option { return recipes.WithData(data) }
+func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 
-// WithLookahead: as mutex.WithLookahead. A writer also watches the node two
-// ahead of it, a reader the second nearest writer ahead. Off by default.
-func WithLookahead() Option { return recipes.WithLookahead() }
+// WithLookahead sets, for both halves, whether a waiter also watches the
+// node two ahead of it (a writer) or the second nearest writer ahead (a
+// reader), as mutex.WithLookahead. Default: on for writers
+// (DefaultLookahead), off for readers, who wait behind writers only and
+// gain less from it.
+func WithLookahead(on bool) Option {
+	return func(o *options) { o.writerLookahead, o.readerLookahead = on, on }
+}
+
+// DefaultLookahead is the writers' lookahead by default.
+const DefaultLookahead = true
 
 // New returns the read/write lock at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
-	cfg, err := recipes.ApplyQueueOptions(opts)
-	if err != nil {
+	if err := engine.CheckPath(c, path); err != nil {
 		return nil, fmt.Errorf("rwlock: %w", err)
 	}
-	r, err := recipes.NewQueueLock(c, path, ReadName, kinds, driver{write: false, lookahead: cfg.Lookahead}, cfg.Data)
-	if err != nil {
-		return nil, fmt.Errorf("rwlock: %w", err)
+	o := options{writerLookahead: DefaultLookahead}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("rwlock: %w: nil Option", recipes.ErrInvalidArgument)
+		}
+		opt(&o)
 	}
-	w, err := recipes.NewQueueLock(c, path, WriteName, kinds, driver{write: true, lookahead: cfg.Lookahead}, cfg.Data)
-	if err != nil {
-		return nil, fmt.Errorf("rwlock: %w", err)
-	}
+	conn, d := engine.Client(c), driver{writerLookahead: o.writerLookahead, readerLookahead: o.readerLookahead}
 	rw := &RWLock{}
-	rw.read, rw.write = &ReadLock{q: r, rw: rw}, &WriteLock{q: w, rw: rw}
+	rw.read = &ReadLock{q: engine.NewLock(conn, path, ReadName, kinds, d, o.data), rw: rw}
+	rw.write = &WriteLock{q: engine.NewLock(conn, path, WriteName, kinds, d, o.data), rw: rw}
 	return rw, nil
 }
+
+// Path is the lock path.
+func (l *RWLock) Path() string { return l.write.q.Path() }
 
 // ReadLock returns the shared half.
 func (l *RWLock) ReadLock() *ReadLock { return l.read }
@@ -78,21 +97,10 @@ func (l *RWLock) ReadLock() *ReadLock { return l.read }
 // WriteLock returns the exclusive half.
 func (l *RWLock) WriteLock() *WriteLock { return l.write }
 
-// Participants lists readers and writers in queue order.
-func (l *RWLock) Participants(ctx context.Context) ([]recipes.Participant, error) {
-	parts, err := recipes.Participants(ctx, l.write.q.Client(), l.write.q.Path(), readerView{}, kinds...)
-	return parts, err
-}
-
-// readerView marks holders for Participants: a node holds when it would own
-// as what it is (reader or writer).
-type readerView struct{}
-
-func (readerView) Decide(kids []recipes.Child, ours int) (recipes.Decision, error) {
-	if ours < 0 || ours >= len(kids) {
-		return recipes.Decision{}, fmt.Errorf("rwlock: node %d is not among the %d children", ours, len(kids))
-	}
-	return driver{write: !isReader(kids[ours])}.Decide(kids, ours)
+// Participants lists readers and writers in queue order, holders marked as
+// the lock's rules say (several readers may hold at once).
+func (l *RWLock) Participants(ctx context.Context) ([]znode.Participant, error) {
+	return l.write.q.Participants(ctx)
 }
 
 // Acquire waits for the read lock. In a call chain that holds the read lock
@@ -117,17 +125,14 @@ func (r *ReadLock) acquire(ctx context.Context, try bool) (recipes.Lease, error)
 	}
 	if !r.q.HeldBy(ctx) {
 		if node, ok := r.rw.write.q.HeldNode(ctx); ok {
-			c, ok := recipes.ParseChild(session.BaseName(node), kinds...)
+			c, ok := engine.ParseChild(session.BaseName(node), kinds...)
 			if !ok {
 				return nil, fmt.Errorf("rwlock: write node %s has no sequence", node)
 			}
 			return r.q.AcquireAt(ctx, c.Seq, node)
 		}
 	}
-	if try {
-		return r.q.TryAcquire(ctx)
-	}
-	return r.q.Acquire(ctx)
+	return r.q.Acquire(ctx, try)
 }
 
 // Acquire waits for the write lock; in a call chain that holds it, it
@@ -148,8 +153,5 @@ func (w *WriteLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 	if !w.q.HeldBy(ctx) && w.rw.read.q.HeldBy(ctx) {
 		return nil, ErrUpgrade
 	}
-	if try {
-		return w.q.TryAcquire(ctx)
-	}
-	return w.q.Acquire(ctx)
+	return w.q.Acquire(ctx, try)
 }

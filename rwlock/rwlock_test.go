@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 )
 
@@ -24,17 +26,23 @@ type readersWriters struct {
 	errs    []error
 }
 
+// tok is a lease's token, for messages.
+func tok(l recipes.Lease) int64 {
+	token, _ := l.Token()
+	return token
+}
+
 func (o *readersWriters) enter(l recipes.Lease, write bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	live := func(x recipes.Lease) bool { return x != nil && x.Err() == nil }
 	if live(o.writer) {
-		o.errs = append(o.errs, fmt.Errorf("acquired (write=%v, token %d) while writer %d held a live lease", write, l.Token(), o.writer.Token()))
+		o.errs = append(o.errs, fmt.Errorf("acquired (write=%v, token %d) while writer %d held a live lease", write, tok(l), tok(o.writer)))
 	}
 	if write {
 		for r := range o.readers {
 			if live(r) {
-				o.errs = append(o.errs, fmt.Errorf("writer %d acquired while reader %d held a live lease", l.Token(), r.Token()))
+				o.errs = append(o.errs, fmt.Errorf("writer %d acquired while reader %d held a live lease", tok(l), tok(r)))
 			}
 		}
 		o.writer = l
@@ -142,13 +150,13 @@ func TestDowngradeWithWriterQueued(t *testing.T) {
 
 	r, err := holder.ReadLock().Acquire(w.Context()) // downgrade
 	require.NoError(t, err)
-	wt := w.Token()
+	wt := zktest.Token(t, w)
 	require.NoError(t, w.Release(ctx))
 
 	// The queued writer must not get in while our read lease lives.
 	select {
 	case l := <-queued:
-		t.Fatalf("queued writer (token %d) acquired while the downgraded reader held (write token %d)", l.Token(), wt)
+		t.Fatalf("queued writer (token %d) acquired while the downgraded reader held (write token %d)", zktest.Token(t, l), wt)
 	case <-time.After(300 * time.Millisecond): // not a timing assertion: a bounded look for a violation
 	}
 	other, err := newRW(t, connect(t, servers), path).ReadLock().TryAcquire(ctx)
@@ -198,7 +206,7 @@ func TestParticipants(t *testing.T) {
 			_ = l.Release(ctx)
 		}
 	}()
-	var parts []recipes.Participant
+	var parts []znode.Participant
 	require.Eventually(t, func() bool {
 		parts, err = a.Participants(ctx)
 		return err == nil && len(parts) == 2
@@ -227,7 +235,7 @@ func TestLookaheadReadersWriters(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 6 {
 		write := i >= 3
-		rw, err := rwlock.New(connect(t, servers), "/rw/lookahead", rwlock.WithLookahead())
+		rw, err := rwlock.New(connect(t, servers), "/rw/lookahead", rwlock.WithLookahead(true))
 		require.NoError(t, err)
 		var l recipes.Locker = rw.ReadLock()
 		if write {

@@ -58,7 +58,9 @@
 // WithMaxRequestSize) is refused before it is sent: the server would drop
 // the connection.
 //
-// Fencing backed by ZooKeeper: GuardedMulti applies operations only while a
-// guard node (a lock node) exists, and FencedResource refuses writes that
-// carry a fencing token lower than one it has already seen.
+// Fencing backed by ZooKeeper: a Multi that starts with a CheckOp of a lock
+// node applies its other operations only while that node exists (the lock
+// leases of recipes/znode do it for their own node, with GuardedMulti), and
+// FencedResource refuses writes that carry a fencing token lower than one
+// it has already seen.
 package session

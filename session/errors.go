@@ -21,7 +21,8 @@ var (
 	ErrSessionLost = errors.New("session: session lost")
 	// ErrRetriesExhausted: a retryable error persisted past the RetryPolicy.
 	ErrRetriesExhausted = errors.New("session: retries exhausted")
-	// ErrGuardFailed: GuardedMulti did nothing because the guard node is gone.
+	// ErrGuardFailed: a guarded write (CreateWithZxid with guards, a lease's
+	// GuardedMulti) did nothing because the guard node is gone.
 	ErrGuardFailed = errors.New("session: guard node does not exist")
 	// ErrStaleToken: FencedResource refused a write whose token is lower than
 	// one it has already accepted.

@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -16,7 +16,7 @@ import (
 // then Reconnected to the same session. Under the default policy the session
 // value ends at Suspended and a new value with the same ID follows.
 func TestServerRestartKeepsSession(t *testing.T) {
-	z := integration.StartZK(t, 1)
+	z := harness.StartZK(t, 1)
 	c := connect(t, z.Servers(), session.WithSessionTimeout(20*time.Second))
 	states := subscribe(t, c)
 	ctx := ctxT(t)
@@ -45,8 +45,8 @@ func TestServerRestartKeepsSession(t *testing.T) {
 
 // Under OnlyLostIsLost a short suspension leaves the session value alive.
 func TestOnlyLostPolicySurvivesShortSuspension(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
+	z := harness.StartZK(t, 1)
+	p := harness.NewProxy(t, z.Servers()[0])
 	c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(30*time.Second),
 		session.WithErrorPolicy(session.OnlyLostIsLost))
 	states := subscribe(t, c)
@@ -67,8 +67,8 @@ func TestOnlyLostPolicySurvivesShortSuspension(t *testing.T) {
 // Reconnected with a new session; the old session's Done is closed and its
 // ephemeral nodes are gone.
 func TestBlackholePastSessionTimeout(t *testing.T) {
-	z := integration.StartZK(t, 1)
-	p := integration.NewProxy(t, z.Servers()[0])
+	z := harness.StartZK(t, 1)
+	p := harness.NewProxy(t, z.Servers()[0])
 	const timeout = 2 * time.Second
 	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
 		c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(timeout), session.WithErrorPolicy(policy))
@@ -109,7 +109,7 @@ func TestBlackholePastSessionTimeout(t *testing.T) {
 // An ensemble member killed while connected: the client moves to another
 // member and keeps its session.
 func TestEnsembleMemberKilled(t *testing.T) {
-	z := integration.StartZK(t, 3)
+	z := harness.StartZK(t, 3)
 	c := connect(t, z.Servers(), session.WithSessionTimeout(20*time.Second),
 		session.WithErrorPolicy(session.OnlyLostIsLost))
 	states := subscribe(t, c)
@@ -132,7 +132,7 @@ func TestEnsembleMemberKilled(t *testing.T) {
 
 // Retries stop when ctx ends, and when the policy gives up.
 func TestRetriesStop(t *testing.T) {
-	z := integration.StartZK(t, 1)
+	z := harness.StartZK(t, 1)
 	patient := connect(t, z.Servers(), session.WithSessionTimeout(30*time.Second),
 		session.WithRetryPolicy(session.ExponentialBackoff{Base: 50 * time.Millisecond, Cap: 200 * time.Millisecond,
 			MaxRetries: 1000, MaxElapsed: time.Hour}))

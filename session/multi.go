@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
@@ -115,23 +114,3 @@ type MultiError struct {
 
 func (e *MultiError) Error() string { return fmt.Sprintf("op %d (%s): %v", e.Index, e.Path, e.Err) }
 func (e *MultiError) Unwrap() error { return e.Err }
-
-// GuardedMulti applies ops atomically only while the node guard exists —
-// typically the lock node of a lease, whose existence proves the lock is
-// still held. When guard is gone nothing is applied and the error is
-// ErrGuardFailed; other failures wrap the failing op's error.
-func (c *Client) GuardedMulti(ctx context.Context, guard string, ops ...Op) ([]zk.MultiResponse, error) {
-	if len(ops) == 0 {
-		return nil, invalid("GuardedMulti with no ops")
-	}
-	all := append([]Op{CheckOp(guard, -1)}, ops...)
-	res, err := c.Multi(ctx, all...)
-	var me *MultiError
-	if errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrGuardFailed, guard, me.Err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return res[1:], nil
-}

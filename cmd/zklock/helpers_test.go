@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -186,7 +186,7 @@ func zkClient(t *testing.T, servers string) *session.Client {
 }
 
 // participants lists the lock's queue as the library sees it.
-func participants(t *testing.T, c *session.Client, path string) []recipes.Participant {
+func participants(t *testing.T, c *session.Client, path string) []znode.Participant {
 	t.Helper()
 	m, err := mutex.New(c, path)
 	require.NoError(t, err)
@@ -198,9 +198,9 @@ func participants(t *testing.T, c *session.Client, path string) []recipes.Partic
 }
 
 // waitParticipants waits (bounded) until the lock has n nodes.
-func waitParticipants(t *testing.T, c *session.Client, path string, n int) []recipes.Participant {
+func waitParticipants(t *testing.T, c *session.Client, path string, n int) []znode.Participant {
 	t.Helper()
-	var ps []recipes.Participant
+	var ps []znode.Participant
 	waitUntil(t, "participants of "+path, func() (bool, string) {
 		ps = participants(t, c, path)
 		return len(ps) == n, describe(ps)
@@ -208,7 +208,7 @@ func waitParticipants(t *testing.T, c *session.Client, path string, n int) []rec
 	return ps
 }
 
-func describe(ps []recipes.Participant) string {
+func describe(ps []znode.Participant) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString(p.Node + "=" + string(p.Data) + " ")

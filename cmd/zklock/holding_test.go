@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -130,7 +130,7 @@ func TestLockLostNodeDeleted(t *testing.T) {
 func TestLockLostGraceKill(t *testing.T) {
 	srv := zkServers(t)
 	path := lockPath(t)
-	proxy := integration.NewProxy(t, strings.Split(srv, ",")[0])
+	proxy := harness.NewProxy(t, strings.Split(srv, ",")[0])
 	// The background sleep inherits the ignored SIGTERM too.
 	script := `trap '' TERM; echo "ready $$"; sleep 60 & wait`
 	p := startZklock(t, "--servers", proxy.Addr(), "--session-timeout", "2s", "--grace", "300ms",
@@ -152,7 +152,7 @@ func TestLockLostPartition(t *testing.T) {
 	srv := zkServers(t)
 	path := lockPath(t)
 	c := zkClient(t, srv)
-	proxy := integration.NewProxy(t, strings.Split(srv, ",")[0])
+	proxy := harness.NewProxy(t, strings.Split(srv, ",")[0])
 	p := startZklock(t, "--servers", proxy.Addr(), "--session-timeout", "2s", path, "--", "sh", "-c", trapScript)
 	readyPGID(t, p)
 	waitParticipants(t, c, path, 1)

@@ -7,8 +7,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/exclusive"
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -39,7 +40,7 @@ func nodeKind(name string) string {
 	if name == exclusive.NodeName {
 		return kindExclusive.String()
 	}
-	c, ok := recipes.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName)
+	c, ok := engine.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName)
 	if !ok {
 		return kindUnknown
 	}
@@ -132,10 +133,10 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 // mutex queued in the same parent.) rw says whether readers or writers were
 // seen; if some show up only in this listing, it is done again with the
 // read/write lock's rules.
-func queueParticipants(ctx context.Context, c *session.Client, path string, rw bool) ([]recipes.Participant, error) {
+func queueParticipants(ctx context.Context, c *session.Client, path string, rw bool) ([]znode.Participant, error) {
 	for {
 		var (
-			ps  []recipes.Participant
+			ps  []znode.Participant
 			err error
 		)
 		if rw {
@@ -152,7 +153,7 @@ func queueParticipants(ctx context.Context, c *session.Client, path string, rw b
 		if err != nil {
 			return nil, err
 		}
-		if rw || !slices.ContainsFunc(ps, func(p recipes.Participant) bool { return isReadWrite(p.Node) }) {
+		if rw || !slices.ContainsFunc(ps, func(p znode.Participant) bool { return isReadWrite(p.Node) }) {
 			return ps, nil
 		}
 		rw = true

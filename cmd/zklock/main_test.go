@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"go.uber.org/goleak"
 )
 
@@ -21,7 +21,7 @@ var zklockBin string // path of the built binary
 
 var shared struct {
 	once sync.Once
-	zk   *integration.ZK
+	zk   *harness.ZK
 	err  error
 }
 
@@ -29,9 +29,9 @@ var shared struct {
 // fails, with ZKR_REQUIRE_INTEGRATION=1) when none can be had.
 func zkServers(t testing.TB) string {
 	t.Helper()
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
+	shared.once.Do(func() { shared.zk, shared.err = harness.LaunchZK(1) })
 	if shared.err != nil {
-		integration.Unavailable(t, "zookeeper: %v", shared.err)
+		harness.Unavailable(t, "zookeeper: %v", shared.err)
 	}
 	return shared.zk.ConnectString()
 }

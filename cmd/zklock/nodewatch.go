@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -21,7 +21,7 @@ const nodeWatchRetry = time.Second
 // zklock, which takes one lock per run, the request is cheap, and deleting
 // the node is how an operator breaks a stuck lock: the next waiter then
 // holds it, so COMMAND must stop. The watch ends with the lease.
-func watchNode(c *session.Client, lease recipes.NodeLease) <-chan error {
+func watchNode(c *session.Client, lease znode.Lease) <-chan error {
 	out := make(chan error, 1)
 	ctx := lease.Context()
 	node := lease.Node()
@@ -41,7 +41,7 @@ func watchNode(c *session.Client, lease recipes.NodeLease) <-chan error {
 				case <-time.After(nodeWatchRetry):
 				}
 				continue
-			case st.EphemeralOwner != lease.Session().ID():
+			case st.EphemeralOwner != lease.SessionID():
 				out <- fmt.Errorf("lock node %s was replaced by a node of session 0x%x", node, st.EphemeralOwner)
 				return
 			}

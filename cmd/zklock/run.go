@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -83,7 +83,8 @@ func (r *runner) run() int {
 	if lease == nil {
 		return code
 	}
-	r.rep.infof("acquired %s (token %d, node %s)", r.lockName(), lease.Token(), lease.Node())
+	token, _ := lease.Token() // every ZooKeeper lease has one
+	r.rep.infof("acquired %s (token %d, node %s)", r.lockName(), token, lease.Node())
 	if sig := r.sigs.pending(); sig != nil {
 		// Asked to stop just as the lock came: do not start COMMAND.
 		r.release(lease)
@@ -95,7 +96,7 @@ func (r *runner) run() int {
 
 // acquire connects and waits for the lock, as long as --timeout and signals
 // allow. Without a lease it returns the exit status.
-func (r *runner) acquire() (recipes.NodeLease, int) {
+func (r *runner) acquire() (znode.Lease, int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopWatch := r.sigs.cancelOnSignal(cancel)
@@ -139,7 +140,7 @@ func (r *runner) acquire() (recipes.NodeLease, int) {
 	}
 	switch {
 	case err == nil:
-		nl, ok := lease.(recipes.NodeLease)
+		nl, ok := lease.(znode.Lease)
 		if !ok { // every ZooKeeper lock's lease is one
 			r.release(lease)
 			r.rep.errorf("%s: lease %T has no node", r.lockName(), lease)
@@ -154,98 +155,14 @@ func (r *runner) acquire() (recipes.NodeLease, int) {
 	}
 }
 
-// notAcquired reports why the wait ended without the lock and returns the
-// exit status: 128+N for signal N, 75 for --timeout, 69 for ZooKeeper.
-func (r *runner) notAcquired(ctx context.Context, err error) int {
-	var sig interrupted
-	var to timedOut
-	cause := context.Cause(ctx)
-	switch {
-	case errors.As(cause, &sig):
-		r.rep.errorf("%v while waiting for %s", sig, r.lockName())
-		return signalExit(sig.sig)
-	case errors.As(cause, &to):
-		what := "waiting for " + r.lockName()
-		if r.client == nil {
-			what = "connecting to ZooKeeper at " + r.o.conn.servers
-		}
-		r.rep.errorf("%v %s%s", to, what, r.describeHolder())
-		return exitTempFail
-	default:
-		r.rep.errorf("%v", err)
-		return exitUnavailable
-	}
-}
-
-// describeHolder is " (held by DATA, session 0x...)" for messages, or "".
-// Readers and writers are named so ("held by reader DATA, ..."), and there
-// may be several readers: up to maxDescribed holders are shown. A reader
-// can also be kept out by a writer waiting ahead while only readers hold:
-// the first such waiter is named too ("...; waiting: writer DATA, ...").
-// Nodes of our own session (a waiter's node not yet removed) are left out.
-func (r *runner) describeHolder() string {
-	if r.lock == nil {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	entries, err := listLock(ctx, r.client, r.o.path)
-	if err != nil {
-		return ""
-	}
-	var ours int64
-	if s := r.client.CurrentSession(); s != nil {
-		ours = s.ID()
-	}
-	var holders []string
-	onlyReaders := true
-	for _, e := range entries {
-		if e.role != roleHolder || e.session == ours {
-			continue
-		}
-		holders = append(holders, describeEntry(e))
-		onlyReaders = onlyReaders && e.kind == kindRead.String()
-	}
-	if len(holders) == 0 {
-		return ""
-	}
-	if n := len(holders); n > maxDescribed {
-		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
-	}
-	if r.o.kind == kindRead && onlyReaders {
-		for _, e := range entries {
-			if e.role != roleHolder && e.kind != kindRead.String() && e.session != ours {
-				holders = append(holders, "waiting: "+describeEntry(e))
-				break
-			}
-		}
-	}
-	return " (held by " + strings.Join(holders, "; ") + ")"
-}
-
-// maxDescribed is how many holders describeHolder names.
-const maxDescribed = 3
-
-// describeEntry is "DATA, session 0x...", with "reader " or "writer " first
-// for the nodes of a read/write lock.
-func describeEntry(e lockEntry) string {
-	who := ""
-	switch e.kind {
-	case kindRead.String():
-		who = "reader "
-	case kindWrite.String():
-		who = "writer "
-	}
-	return fmt.Sprintf("%s%s, session 0x%x", who, displayData(e.data), e.session)
-}
-
 // runHolding runs COMMAND under lease and returns the exit status.
-func (r *runner) runHolding(cmd *command, lease recipes.NodeLease) int {
+func (r *runner) runHolding(cmd *command, lease znode.Lease) int {
 	r.sigs.catchForwarded()
+	token, _ := lease.Token() // every ZooKeeper lease has one
 	env := append(os.Environ(),
 		"ZKLOCK_PATH="+r.o.path,
 		"ZKLOCK_NODE="+lease.Node(),
-		"ZKLOCK_TOKEN="+strconv.FormatInt(lease.Token(), 10))
+		"ZKLOCK_TOKEN="+strconv.FormatInt(token, 10))
 	nodeGone := watchNode(r.client, lease)
 	ch, err := startChild(cmd, env, controllingTerminal())
 	if err != nil {
@@ -289,7 +206,7 @@ func (r *runner) lost(ch *child, cause error) int {
 
 // finish releases the lock after COMMAND exited and returns the status:
 // COMMAND's, unless the lock turned out lost before it was released.
-func (r *runner) finish(lease recipes.NodeLease, res exitResult) int {
+func (r *runner) finish(lease znode.Lease, res exitResult) int {
 	if res.err != nil {
 		r.rep.errorf("%v", res.err)
 		r.release(lease)

@@ -1,5 +1,6 @@
 // Command demo shows zklock at work: it starts a local ZooKeeper (from
-// Debian's zookeeper package, see package integration), builds cmd/zklock,
+// Debian's zookeeper package, or a container when a Docker daemon answers
+// and none is installed: see internal/harness), builds cmd/zklock,
 // and runs four zklock processes on one lock path, each running a short
 // shell command. With -v each reports when it waits, acquires (with its
 // fencing token) and releases; their lines are prefixed with the worker's
@@ -20,7 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration"
+	_ "github.com/zkrecipes/zkrecipes/integration" // a ZooKeeper container when none is installed
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 )
 
 const (
@@ -44,7 +46,7 @@ func run() error {
 	defer cancel()
 
 	say("demo", "starting a local ZooKeeper ...")
-	z, err := integration.LaunchZK(1)
+	z, err := harness.LaunchZK(1)
 	if err != nil {
 		return err
 	}
@@ -119,13 +121,14 @@ func run() error {
 	return nil
 }
 
-// buildZklock builds cmd/zklock of this module into dir.
+// buildZklock builds cmd/zklock of the zkrecipes module (the directory the
+// integration module's replace names) into dir.
 func buildZklock(ctx context.Context, dir string) (string, error) {
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/zkrecipes/zkrecipes").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", fmt.Errorf("go list -m github.com/zkrecipes/zkrecipes: %w", err)
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	root := strings.TrimSpace(string(out))
 	bin := filepath.Join(dir, "zklock")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/zklock")
 	build.Dir = root

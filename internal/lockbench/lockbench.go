@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -84,7 +84,7 @@ func Contend(server string, locks []func(held func()) error, n int) (Result, err
 
 // Packets reads the server's count of received packets.
 func Packets(server string) (int64, error) {
-	m, err := integration.Mntr(server)
+	m, err := harness.Mntr(server)
 	if err != nil {
 		return 0, err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/integration"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"go.uber.org/goleak"
@@ -22,18 +22,18 @@ const WaitLimit = 60 * time.Second
 
 var shared struct {
 	once sync.Once
-	zk   *integration.ZK
+	zk   *harness.ZK
 	err  error
 }
 
 // Shared returns the servers of the test binary's standalone ZooKeeper,
 // started on first use (tests that stop or break a server start their own
-// with integration.StartZK).
+// with harness.StartZK).
 func Shared(t testing.TB) []string {
 	t.Helper()
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
+	shared.once.Do(func() { shared.zk, shared.err = harness.LaunchZK(1) })
 	if shared.err != nil {
-		integration.Unavailable(t, "zookeeper: %v", shared.err)
+		harness.Unavailable(t, "zookeeper: %v", shared.err)
 	}
 	return shared.zk.Servers()
 }
@@ -41,7 +41,7 @@ func Shared(t testing.TB) []string {
 // SharedForExample is Shared for Example functions, which have no
 // testing.TB: it panics when no server can be had.
 func SharedForExample() []string {
-	shared.once.Do(func() { shared.zk, shared.err = integration.LaunchZK(1) })
+	shared.once.Do(func() { shared.zk, shared.err = harness.LaunchZK(1) })
 	if shared.err != nil {
 		panic(shared.err)
 	}
@@ -89,7 +89,7 @@ func Ctx(t testing.TB) context.Context {
 // set the fault, e.g. p.ResetAfter), waits until states reports Suspended,
 // restores p, and returns the lease once acquire succeeds (bounded by
 // WaitLimit).
-func AcquireAcrossCut(t *testing.T, p *integration.Proxy, states <-chan session.StateChange,
+func AcquireAcrossCut(t *testing.T, p *harness.Proxy, states <-chan session.StateChange,
 	acquire func(context.Context) (recipes.Lease, error)) recipes.Lease {
 	t.Helper()
 	type result struct {
@@ -127,12 +127,12 @@ func AcquireAcrossCut(t *testing.T, p *integration.Proxy, states <-chan session.
 // EachPolicyThroughProxy runs f as one subtest per session error policy,
 // each with a fresh proxy to server, a client of that policy connected
 // through it (session timeout 20s) and the client's state changes.
-func EachPolicyThroughProxy(t *testing.T, server string, f func(t *testing.T, p *integration.Proxy,
+func EachPolicyThroughProxy(t *testing.T, server string, f func(t *testing.T, p *harness.Proxy,
 	c *session.Client, states <-chan session.StateChange, policy session.ErrorPolicy)) {
 	t.Helper()
 	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
 		t.Run(fmt.Sprint("policy ", policy), func(t *testing.T) {
-			p := integration.NewProxy(t, server)
+			p := harness.NewProxy(t, server)
 			c := Connect(t, []string{p.Addr()}, session.WithSessionTimeout(20*time.Second), session.WithErrorPolicy(policy))
 			states, err := c.Subscribe(Ctx(t))
 			if err != nil {
@@ -141,4 +141,15 @@ func EachPolicyThroughProxy(t *testing.T, server string, f func(t *testing.T, p 
 			f(t, p, c, states, policy)
 		})
 	}
+}
+
+// Token is lease's fencing token; every ZooKeeper lease has one, and t
+// fails if it says otherwise.
+func Token(t testing.TB, lease recipes.Lease) int64 {
+	t.Helper()
+	token, ok := lease.Token()
+	if !ok {
+		t.Fatalf("lease %v has no fencing token", lease)
+	}
+	return token
 }

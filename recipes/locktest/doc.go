@@ -21,7 +21,8 @@
 //     is ErrNotHeld.
 //   - LostLock: after Backend.Lose the lease ends with ErrLockLost, Release
 //     reports it, and a queued contender gets the lock with a higher token.
-//   - TokensIncrease: fencing tokens strictly increase across holders.
+//   - TokensIncrease: fencing tokens strictly increase across holders; on a
+//     backend with none (Backend.NoTokens) every lease says so.
 //   - BadInput: a nil context is ErrInvalidArgument, a done one is
 //     ErrNotAcquired, and neither takes the lock.
 //   - ReleaseFromOtherGoroutine: a lease is released from any goroutine.
@@ -69,7 +70,11 @@
 //		locktest.Run(t, locktest.Backend{
 //			New: func(t *testing.T, name string) recipes.Locker {
 //				// A session of its own: a contender of its own.
-//				return mutex.New(newSession(t, servers), "/locktest/"+name)
+//				m, err := mutex.New(newSession(t, servers), "/locktest/"+name)
+//				if err != nil {
+//					t.Fatal(err)
+//				}
+//				return m
 //			},
 //			Lose: func(t *testing.T, name string, lease recipes.Lease) {
 //				expireSession(t, servers, lease)
@@ -83,4 +88,6 @@
 //
 // The suite's own tests run it against an in-memory lock, and against broken
 // variants of it to show that each check catches what it is there to catch.
+// It imports only the standard library and recipes, so any backend can run
+// it without linking another.
 package locktest

@@ -40,8 +40,8 @@ type occupant struct {
 func (s *section) enter(contender int, lease recipes.Lease) error {
 	me := &occupant{contender: contender, lease: lease}
 	if prev := s.inside.Swap(me); prev != nil && !ended(prev.lease) {
-		return fmt.Errorf("contender %d acquired the lock (token %d) while contender %d held it with a live lease (token %d)",
-			contender, lease.Token(), prev.contender, prev.lease.Token())
+		return fmt.Errorf("contender %d acquired the lock (%s) while contender %d held it with a live lease (%s)",
+			contender, tokenOf(lease), prev.contender, tokenOf(prev.lease))
 	}
 	v := s.counter.Load()
 	time.Sleep(criticalPause)
@@ -106,7 +106,8 @@ func checkExclusion(ctx context.Context, t *testing.T, b Backend, name string) e
 // checkTokens: holders take the lock one after another, round after round;
 // each token is greater than every earlier one. On a Shared backend a
 // Blocker takes the lock after each sharer, so that the tokens of sharers
-// and Blockers are ordered among each other.
+// and Blockers are ordered among each other. On a backend with no tokens
+// (Backend.NoTokens) every lease says so: (0, false), never a number.
 func checkTokens(ctx context.Context, t *testing.T, b Backend, name string) error {
 	type holder struct {
 		who string
@@ -135,9 +136,17 @@ func checkTokens(ctx context.Context, t *testing.T, b Backend, name string) erro
 			if err != nil {
 				return err
 			}
-			token := lease.Token()
+			token, ok := lease.Token()
 			if err := lease.Release(ctx); err != nil {
 				return fmt.Errorf("%s: Release: %w", op, err)
+			}
+			switch {
+			case b.NoTokens && (ok || token != 0):
+				return fmt.Errorf("%s: Token() = (%d, %v) on a backend with no tokens, want (0, false)", op, token, ok)
+			case b.NoTokens:
+				continue
+			case !ok:
+				return fmt.Errorf("%s: Token() says there is none (set Backend.NoTokens if the backend has none)", op)
 			}
 			if (round > 0 || i > 0) && token <= last {
 				return fmt.Errorf("%s: token %d does not exceed the previous holder's token %d", op, token, last)
@@ -146,4 +155,12 @@ func checkTokens(ctx context.Context, t *testing.T, b Backend, name string) erro
 		}
 	}
 	return nil
+}
+
+// tokenOf describes a lease's token for messages.
+func tokenOf(lease recipes.Lease) string {
+	if token, ok := lease.Token(); ok {
+		return fmt.Sprintf("token %d", token)
+	}
+	return "no token"
 }

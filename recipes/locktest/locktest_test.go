@@ -30,6 +30,27 @@ func TestRunMinimalBackend(t *testing.T) {
 	Run(t, b)
 }
 
+// The suite runs on a backend with no fencing tokens, and catches one that
+// claims to have none but gives numbers anyway, and one that gives none
+// without saying so.
+func TestRunWithoutTokens(t *testing.T) {
+	s := newMemServer(faults{})
+	s.noTokens = true
+	Run(t, s.backend())
+
+	liar := newMemServer(faults{fakeToken: true})
+	liar.noTokens = true
+	err := checkTokens(t.Context(), t, liar.backend(), "liar")
+	require.ErrorContains(t, err, "on a backend with no tokens, want (0, false)")
+
+	silent := newMemServer(faults{})
+	silent.noTokens = true
+	b := silent.backend()
+	b.NoTokens = false
+	err = checkTokens(t.Context(), t, b, "silent")
+	require.ErrorContains(t, err, "says there is none")
+}
+
 // A lock that is not reentrant and waits for itself on re-entry is caught,
 // and so is one that re-enters while claiming not to be reentrant.
 func TestNotReentrantCheckCatchesSelfDeadlock(t *testing.T) {

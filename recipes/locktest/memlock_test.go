@@ -19,6 +19,7 @@ import (
 type memServer struct {
 	faults       faults
 	nonReentrant bool // re-entry is refused with ErrNotReentrant
+	noTokens     bool // leases have no fencing token
 
 	mu     sync.Mutex
 	locks  map[string]*memLock
@@ -42,6 +43,9 @@ type faults struct {
 
 	// Faults of a non-reentrant lock.
 	reentryWaits bool // a re-entry waits for the lock, which it holds
+
+	// Faults of a lock with no tokens.
+	fakeToken bool // leases give a number anyway
 }
 
 type memLock struct {
@@ -64,23 +68,6 @@ type holding struct {
 	lost   error // set by lose
 }
 
-type reentryKey struct{ l *memLocker }
-
-type memLocker struct {
-	srv    *memServer
-	name   string
-	shared bool // the read half
-}
-
-type memLease struct {
-	srv      *memServer
-	name     string
-	h        *holding
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	released bool // guarded by srv.mu
-}
-
 func newMemServer(f faults) *memServer {
 	return &memServer{faults: f, locks: map[string]*memLock{}}
 }
@@ -98,6 +85,7 @@ func (s *memServer) backend() Backend {
 		},
 		Leftovers: func(_ *testing.T, name string) []string { return s.leftovers(name) },
 		Reentrant: !s.nonReentrant,
+		NoTokens:  s.noTokens,
 	}
 }
 
@@ -138,82 +126,6 @@ func (lk *memLock) holds(h *holding) bool {
 	return lk.held == h || reader
 }
 
-// sharing reports whether l takes the lock as a reader, faults included.
-func (l *memLocker) sharing() bool {
-	f := l.srv.faults
-	return l.shared && !f.readersExclude || !l.shared && f.writerShares
-}
-
-// free reports whether l may take lk now. s.mu is held.
-func (l *memLocker) free(lk *memLock) bool {
-	if l.sharing() {
-		return lk.held == nil && lk.writers == 0
-	}
-	return lk.held == nil && len(lk.readers) == 0
-}
-
-func (l *memLocker) Acquire(ctx context.Context) (recipes.Lease, error) {
-	return l.acquire(ctx, true)
-}
-
-func (l *memLocker) TryAcquire(ctx context.Context) (recipes.Lease, error) {
-	return l.acquire(ctx, false)
-}
-
-func (l *memLocker) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if err := recipes.CheckContext(ctx); err != nil {
-		return nil, fmt.Errorf("memlock %s: %w", l.name, err)
-	}
-	own, _ := ctx.Value(reentryKey{l}).(*holding)
-	s := l.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	reenter := own != nil && !s.nonReentrant && !(l.shared && s.faults.noReadReentry)
-	refuse := own != nil && s.nonReentrant && !s.faults.reentryWaits
-	writer := !l.sharing()
-	for {
-		lk := s.lock(l.name)
-		switch {
-		case refuse && lk.holds(own):
-			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.ErrNotReentrant)
-		case reenter && lk.holds(own):
-			own.leases++
-			return s.newLease(l.name, own), nil
-		case l.free(lk) || s.faults.noExclusion:
-			return s.take(l, lk), nil
-		case !wait:
-			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.ErrLocked)
-		}
-		freed, done := lk.freed, ctx.Done()
-		if s.faults.ignoreCancel {
-			done = nil
-		}
-		lk.waiters++
-		if writer {
-			lk.writers++
-		}
-		s.mu.Unlock()
-		select {
-		case <-freed:
-		case <-done:
-		}
-		s.mu.Lock()
-		if writer {
-			lk.writers--
-		}
-		if ctx.Err() != nil && !s.faults.ignoreCancel {
-			if !s.faults.leakWaiters {
-				lk.waiters--
-			}
-			if writer {
-				lk.signal() // readers held back by this writer may go
-			}
-			return nil, fmt.Errorf("memlock %s: %w", l.name, recipes.NotAcquired(ctx))
-		}
-		lk.waiters--
-	}
-}
-
 // take makes a new holding of lk for l. s.mu is held.
 func (s *memServer) take(l *memLocker, lk *memLock) *memLease {
 	s.tokens++
@@ -230,12 +142,6 @@ func (s *memServer) take(l *memLocker, lk *memLock) *memLease {
 		lk.held = h
 	}
 	return s.newLease(l.name, h)
-}
-
-func (s *memServer) newLease(name string, h *holding) *memLease {
-	le := &memLease{srv: s, name: name, h: h}
-	le.ctx, le.cancel = context.WithCancelCause(h.ctx)
-	return le
 }
 
 // free frees name's lock if h holds it. s.mu is held.
@@ -284,46 +190,4 @@ func (s *memServer) leftovers(name string) []string {
 		left = append(left, fmt.Sprintf("waiter %d", i))
 	}
 	return left
-}
-
-func (le *memLease) Context() context.Context { return le.ctx }
-func (le *memLease) Done() <-chan struct{}    { return le.ctx.Done() }
-func (le *memLease) Token() int64             { return le.h.token }
-
-func (le *memLease) Err() error {
-	if le.ctx.Err() == nil {
-		return nil
-	}
-	return context.Cause(le.ctx)
-}
-
-func (le *memLease) Release(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("memlock %s: %w: nil context", le.name, recipes.ErrInvalidArgument)
-	}
-	s := le.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if le.released {
-		if s.faults.releaseTwiceNil {
-			return nil
-		}
-		return fmt.Errorf("memlock %s: %w", le.name, recipes.ErrNotHeld)
-	}
-	le.released = true
-	h := le.h
-	if h.lost != nil {
-		le.cancel(h.lost)
-		return fmt.Errorf("memlock %s: release: %w", le.name, h.lost)
-	}
-	if !s.faults.keepLeaseOnRelease {
-		le.cancel(recipes.ErrReleased)
-	}
-	if h.leases--; h.leases == 0 {
-		if !s.faults.keepLeaseOnRelease {
-			h.cancel(recipes.ErrReleased)
-		}
-		s.free(le.name, h)
-	}
-	return nil
 }

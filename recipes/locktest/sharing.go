@@ -45,9 +45,9 @@ func (s *sharedSection) enter(contender int, lease recipes.Lease, blocker bool) 
 	me := &occupant{contender: contender, lease: lease}
 	who := func(o *occupant, blocker bool) string {
 		if blocker {
-			return fmt.Sprintf("the Blocker (token %d)", o.lease.Token())
+			return fmt.Sprintf("the Blocker (%s)", tokenOf(o.lease))
 		}
-		return fmt.Sprintf("sharer %d (token %d)", o.contender, o.lease.Token())
+		return fmt.Sprintf("sharer %d (%s)", o.contender, tokenOf(o.lease))
 	}
 	s.mu.Lock()
 	if in := s.blocker; in != nil && !ended(in.lease) {

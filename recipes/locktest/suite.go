@@ -32,6 +32,10 @@ type Backend struct {
 	// Reentrant: Acquire(lease.Context()) on the same Locker while holding
 	// re-enters at once and needs its own Release.
 	Reentrant bool
+	// NoTokens: the backend has no fencing tokens (Redlock); its leases'
+	// Token must say so, (0, false). Otherwise every lease must have one,
+	// and they must increase.
+	NoTokens bool
 	// Contenders and Rounds size the contention scenarios (DefaultContenders
 	// and DefaultRounds when zero).
 	Contenders, Rounds int

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// notAcquired reports why the wait ended without the lock and returns the
+// exit status: 128+N for signal N, 75 for --timeout, 69 for ZooKeeper.
+func (r *runner) notAcquired(ctx context.Context, err error) int {
+	var sig interrupted
+	var to timedOut
+	cause := context.Cause(ctx)
+	switch {
+	case errors.As(cause, &sig):
+		r.rep.errorf("%v while waiting for %s", sig, r.lockName())
+		return signalExit(sig.sig)
+	case errors.As(cause, &to):
+		what := "waiting for " + r.lockName()
+		if r.client == nil {
+			what = "connecting to ZooKeeper at " + r.o.conn.servers
+		}
+		r.rep.errorf("%v %s%s", to, what, r.describeHolder())
+		return exitTempFail
+	default:
+		r.rep.errorf("%v", err)
+		return exitUnavailable
+	}
+}
+
+// describeHolder is " (held by DATA, session 0x...)" for messages, or "".
+// Readers and writers are named so ("held by reader DATA, ..."), and there
+// may be several readers: up to maxDescribed holders are shown. A reader
+// can also be kept out by a writer waiting ahead while only readers hold:
+// the first such waiter is named too ("...; waiting: writer DATA, ...").
+// Nodes of our own session (a waiter's node not yet removed) are left out.
+func (r *runner) describeHolder() string {
+	if r.lock == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
+	defer cancel()
+	entries, err := listLock(ctx, r.client, r.o.path)
+	if err != nil {
+		return ""
+	}
+	var ours int64
+	if s := r.client.CurrentSession(); s != nil {
+		ours = s.ID()
+	}
+	var holders []string
+	onlyReaders := true
+	for _, e := range entries {
+		if e.role != roleHolder || e.session == ours {
+			continue
+		}
+		holders = append(holders, describeEntry(e))
+		onlyReaders = onlyReaders && e.kind == kindRead.String()
+	}
+	if len(holders) == 0 {
+		return ""
+	}
+	if n := len(holders); n > maxDescribed {
+		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
+	}
+	if r.o.kind == kindRead && onlyReaders {
+		for _, e := range entries {
+			if e.role != roleHolder && e.kind != kindRead.String() && e.session != ours {
+				holders = append(holders, "waiting: "+describeEntry(e))
+				break
+			}
+		}
+	}
+	return " (held by " + strings.Join(holders, "; ") + ")"
+}
+
+// maxDescribed is how many holders describeHolder names.
+const maxDescribed = 3
+
+// describeEntry is "DATA, session 0x...", with "reader " or "writer " first
+// for the nodes of a read/write lock.
+func describeEntry(e lockEntry) string {
+	who := ""
+	switch e.kind {
+	case kindRead.String():
+		who = "reader "
+	case kindWrite.String():
+		who = "writer "
+	}
+	return fmt.Sprintf("%s%s, session 0x%x", who, displayData(e.data), e.session)
+}

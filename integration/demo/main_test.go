@@ -1,0 +1,17 @@
+package main
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The demo that `make demo` runs works end to end: four zklock processes
+// take the lock one after the other and leave nothing behind.
+func TestDemo(t *testing.T) {
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,35 @@
+// Package curator runs Apache Curator's lock recipes in a separate JVM so that
+// tests can check that the Go recipes of zkrecipes interoperate with Curator
+// on the same ZooKeeper paths.
+//
+// An Agent is one java process running CuratorLock.java (embedded in this
+// package), which connects one CuratorFramework (its own ZooKeeper session)
+// and is driven line by line over stdin and stdout: the test sends a command
+// ("mutex /p", "acquire", "release", ...) and reads its one-line reply
+// ("ok", "acquired", "released", "error <message>"). The commands and replies
+// are listed in CuratorLock.java. The agent runs the commands strictly in
+// order on one Java thread, so a blocking acquire holds back the replies of
+// the commands sent after it; use Send for it and Expect for its reply.
+//
+// The program is compiled with javac once per test process (and cached across
+// processes under the user's cache dir, keyed by the source and classpath),
+// against Curator, ZooKeeper and their dependencies found in $CURATOR_LIB (a
+// directory of jars) or Debian's /usr/share/java (apt-get install
+// libcurator-recipes-java openjdk-17-jdk-headless). java and javac come from
+// $JAVA_HOME/bin or PATH. When something is missing, Available says what;
+// tests then call harness.Unavailable:
+//
+//	if err := curator.Available(); err != nil {
+//		harness.Unavailable(t, "curator: %v; %s", err, curator.Hint)
+//	}
+//	a := curator.Start(t, servers)
+//	a.Do(t, "mutex /locks/x") // "ok"
+//	a.Expect(t, "acquired", ...)
+//
+// Every wait is bounded. The JVM runs in its own process group, gets SIGKILL
+// if the test binary dies, and is stopped at the test's cleanup: end of stdin
+// first (Curator closes its session, so its ephemeral nodes go at once), then
+// SIGKILL to the group. Kill simulates a crash: the session stays on the
+// server until it expires. The agent's stderr (Curator's and ZooKeeper's
+// warnings) and the last commands and replies are logged when the test fails.
+package curator

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// acquireState is what one Acquire carries from one attempt (one session
+// value) to the next.
+type acquireState struct {
+	// kept is our node, still queued, when the last attempt's session value
+	// ended; the next attempt resumes with it if its session is the same.
+	kept *queued
+	// drops counts the connection drops in a row while our create was out.
+	drops atomic.Int32
+}
+
+// queued is our node in a lock's queue.
+type queued struct {
+	node    string
+	token   int64
+	session int64                      // the ZooKeeper session that owns it
+	watches map[string]<-chan zk.Event // outstanding watches, by node name
+}
+
+// maxCreateDrops bounds the connection drops in a row while our create is
+// out, after which Acquire gives up. A request the server refuses (larger
+// than its jute.maxbuffer, when that is set below the client's
+// session.WithMaxRequestSize) drops the connection on every try, and every
+// drop suspends the client and ends the leases it holds: it must not be
+// retried forever.
+const maxCreateDrops = 4
+
+// errCreateDrops: see maxCreateDrops.
+var errCreateDrops = fmt.Errorf("the connection to ZooKeeper dropped %d times in a row while our create was out "+
+	"(a request over the server's size limit, jute.maxbuffer, does that)", maxCreateDrops)
+
+// noteCreateDrop counts a create that failed with a lost connection and
+// returns the error to stop with once there were too many in a row.
+func (st *acquireState) noteCreateDrop(err error) error {
+	if st.drops.Add(1) >= maxCreateDrops {
+		return fmt.Errorf("%w: last: %w", errCreateDrops, err)
+	}
+	return nil
+}
+
+// errSessionEnded: the session value ended during an attempt; go on under
+// the next one.
+var errSessionEnded = errors.New("engine: session ended while waiting")
+
+// acquireLoop runs attempt under each new session value until it holds the
+// lock or fails for another reason than the end of its session value; what
+// every lock of the engine shares. A node an attempt left queued is kept
+// for the next attempt if its session is the same, and removed otherwise.
+func acquireLoop(ctx context.Context, c Conn, what string,
+	attempt func(Session, *acquireState) (*holding, error)) (*lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	var st acquireState
+	drop := func() {
+		if st.kept != nil {
+			cleanupInBackground(c, st.kept.node, st.kept.session, nil)
+			st.kept = nil
+		}
+	}
+	for {
+		sess, err := c.Session(ctx)
+		if err != nil {
+			drop()
+			return nil, notAcquired(ctx, what, err)
+		}
+		if st.kept != nil && st.kept.session != sess.ID() {
+			drop() // a new session: the old one's node is gone or going
+		}
+		h, err := attempt(sess, &st)
+		if errors.Is(err, errCreateCut) && st.noteCreateDrop(err) != nil {
+			err = notAcquired(ctx, what, errCreateDrops)
+		}
+		if errors.Is(err, errSessionEnded) {
+			if ctx.Err() != nil {
+				drop()
+				return nil, recipes.NotAcquired(ctx)
+			}
+			continue // go on with the next session value
+		}
+		if err != nil {
+			drop()
+			return nil, err
+		}
+		return newLease(h), nil
+	}
+}
+
+// attemptFailed returns the error maker of one attempt: ctx's error when ctx
+// ended, errSessionEnded (go on) when the session value did, and otherwise
+// err as ErrNotAcquired.
+func attemptFailed(ctx context.Context, sess Session, what string) func(error) error {
+	return func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return recipes.NotAcquired(ctx)
+		case sess.Err() != nil:
+			return errSessionEnded
+		default:
+			return notAcquired(ctx, what, err)
+		}
+	}
+}
+
+// notAcquired is the error of an Acquire that failed: ctx's when ctx ended,
+// err otherwise; both are ErrNotAcquired.
+func notAcquired(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return recipes.NotAcquired(ctx)
+	}
+	return fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, what, err)
+}
+
+// opCtx is ctx, also cancelled when the session value ends.
+func opCtx(ctx context.Context, sess Session) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(sess.Context(), func() { cancel(errSessionEnded) })
+	return c, func() { stop(); cancel(nil) }
+}

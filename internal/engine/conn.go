@@ -1,0 +1,105 @@
+// Package engine is the ZooKeeper lock engine behind mutex, rwlock and
+// exclusive, Curator's LockInternals: it queues ephemeral sequential nodes
+// under a lock path (Queue, with a pure Driver that decides who owns and
+// what to watch), or creates one node that waiters watch for (Herd), and
+// turns an owning node into a lease that ends, with a cause, when its
+// session can no longer be trusted. Every failure path removes the node it
+// made (cleanup.go). The engine talks to ZooKeeper through Conn, a narrow
+// interface that *session.Client satisfies through Client, and that the
+// tests replace with a fake that fails on purpose.
+package engine
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Session is one trusted session value (a *session.Session).
+type Session interface {
+	ID() int64
+	// Err is nil while the session is trusted; it reads the clock.
+	Err() error
+	Context() context.Context
+	Done() <-chan struct{}
+}
+
+// Conn is the ZooKeeper operations the engine uses. Paths are the client's
+// (the namespace is applied below). Errors wrap go-zookeeper's
+// (errors.Is(err, zk.ErrNoNode)); a retryable one (session.IsRetryable)
+// means the request may or may not have been applied.
+type Conn interface {
+	// Session waits for a trusted session.
+	Session(ctx context.Context) (Session, error)
+	// SessionMayLive reports whether session id may still own ephemeral
+	// nodes this client could delete.
+	SessionMayLive(id int64) bool
+	// CreateWithZxid creates path and returns the created path and its
+	// czxid; guards are paths that must exist for the create to happen
+	// (session.ErrGuardFailed otherwise). Never retried.
+	CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error)
+	Children(ctx context.Context, path string) ([]string, error)
+	// ChildrenW also leaves a watch on path's children.
+	ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error)
+	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
+	// GetW also leaves a watch on path; when path does not exist it
+	// returns zk.ErrNoNode and leaves no watch behind.
+	GetW(ctx context.Context, path string) (<-chan zk.Event, error)
+	Delete(ctx context.Context, path string, version int32) error
+	// Multi applies ops atomically: all or none.
+	Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
+	Logger() *slog.Logger
+}
+
+// Client is the Conn of a session client.
+func Client(c *session.Client) Conn { return clientConn{c} }
+
+type clientConn struct{ c *session.Client }
+
+func (a clientConn) Session(ctx context.Context) (Session, error) {
+	s, err := a.c.Session(ctx)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
+}
+
+func (a clientConn) SessionMayLive(id int64) bool {
+	cur, st := a.c.CurrentSession(), a.c.State()
+	return cur != nil && cur.ID() == id && st != session.Lost && st != session.Closed
+}
+
+func (a clientConn) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
+	return a.c.CreateWithZxid(ctx, path, data, flags, guards...)
+}
+
+func (a clientConn) Children(ctx context.Context, path string) ([]string, error) {
+	kids, _, err := a.c.Children(ctx, path)
+	return kids, err
+}
+
+func (a clientConn) ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+	kids, _, ev, err := a.c.ChildrenW(ctx, path)
+	return kids, ev, err
+}
+
+func (a clientConn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	return a.c.Get(ctx, path)
+}
+
+func (a clientConn) GetW(ctx context.Context, path string) (<-chan zk.Event, error) {
+	_, _, ev, err := a.c.GetW(ctx, path)
+	return ev, err
+}
+
+func (a clientConn) Delete(ctx context.Context, path string, version int32) error {
+	return a.c.Delete(ctx, path, version)
+}
+
+func (a clientConn) Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {
+	return a.c.Multi(ctx, ops...)
+}
+
+func (a clientConn) Logger() *slog.Logger { return a.c.Logger() }

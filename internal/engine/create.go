@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// created is the outcome of a create: the node and its czxid, or why not.
+type created struct {
+	node  string
+	czxid int64
+	err   error
+}
+
+// definitelyNotCreated reports whether a failed create surely made no node:
+// the server answered with an error (not a lost connection or an abandoned
+// wait).
+func definitelyNotCreated(err error) bool {
+	return !session.IsRetryable(err) && !errors.Is(err, context.Canceled) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, errSessionEnded) &&
+		!errors.Is(err, session.ErrClosed)
+}
+
+// errCreateCut: the session value ended while our create was out, most
+// often with a dropped connection (acquireLoop counts these, see
+// maxCreateDrops). It is errSessionEnded.
+var errCreateCut = fmt.Errorf("%w while our create was out", errSessionEnded)
+
+// createSettled runs create on its own goroutine, since a create cannot be
+// abandoned half-way (it may land on the server after we stopped waiting),
+// and returns its outcome while ctx and the session value allow. Whatever
+// the create may have made and will not be used is handed to settle (which
+// removes it in the background): the node of a create that finished after
+// ctx or the session ended, or after a lost reply, or that succeeded in a
+// session value that has ended. A create the server refused (r.err set, and
+// nothing made) is returned for the caller to handle. When nothing can
+// cancel ctx, create runs on this goroutine: no hop.
+func createSettled(ctx context.Context, sess Session, create func() created, settle func(created)) (created, error) {
+	settleMade := func(r created) {
+		if r.err == nil || !definitelyNotCreated(r.err) {
+			settle(r)
+		}
+	}
+	finish := func(r created) (created, error) {
+		if r.err == nil && sess.Err() == nil {
+			return r, nil
+		}
+		settleMade(r)
+		if sess.Err() != nil {
+			return created{}, errCreateCut
+		}
+		return r, nil
+	}
+	if ctx.Done() == nil {
+		return finish(create())
+	}
+	res := make(chan created, 1)
+	go func() { res <- create() }()
+	select {
+	case r := <-res:
+		return finish(r)
+	case <-sess.Done():
+		go func() { settleMade(<-res) }()
+		return created{}, errCreateCut
+	case <-ctx.Done():
+		go func() { settleMade(<-res) }()
+		return created{}, recipes.NotAcquired(ctx)
+	}
+}
+
+// retryCreate runs create until it succeeds or fails for good. After a lost
+// reply (a retryable error: the node may exist) it asks find for the node
+// the create may have made, and creates again only when find found none.
+// It gives up when the session value ends (acquireLoop counts that drop),
+// and after too many drops in a row within one session value (st).
+func retryCreate(sess Session, st *acquireState, create, find func() created) created {
+	for {
+		if sess.Err() != nil {
+			return created{err: errSessionEnded}
+		}
+		r := create()
+		if r.err == nil {
+			st.drops.Store(0)
+			return r
+		}
+		if !session.IsRetryable(r.err) {
+			return r
+		}
+		if sess.Err() != nil {
+			return created{err: errSessionEnded} // the node may exist, and is settled
+		}
+		if stop := st.noteCreateDrop(r.err); stop != nil {
+			return created{err: stop} // still retryable: the node may exist, and is settled
+		}
+		if f := find(); f.err != nil || f.node != "" {
+			return f
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// The create of a queue node whose reply is lost (retryCreate,
+// findProtected): the node is found by its protected prefix when the server
+// made it, made again when it did not, and never taken from another
+// session.
+
+func TestQueueCreateLostReply(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fault   fakeFault
+		creates int // requests sent: 1 when the lost one is found and used
+	}{
+		{"applied: found by prefix and used", lostReply, 1},
+		{"not applied: looked for, then created again", lostRequest, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, tc.fault))
+
+			le, err := f.mutex(f.conn).Acquire(f.ctx, false)
+			require.NoError(t, err)
+			q := f.queue()
+			require.Len(t, q, 1, "exactly one node of ours")
+			assert.Equal(t, q[0], nodeOf(le))
+			st, _ := f.srv.Stat(q[0])
+			assert.Equal(t, f.conn.SessionID(), st.EphemeralOwner)
+			token, ok := le.Token()
+			assert.True(t, ok)
+			assert.Equal(t, st.Czxid, token, "the token is the czxid of the node we hold")
+			assert.Equal(t, tc.creates, f.conn.Calls(fakeOpCreate))
+			assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "one look for the lost node, one listing to own")
+
+			f.release(le)
+			assert.Empty(t, f.queue(), "nothing left after Release")
+		})
+	}
+}
+
+// A node with our protected prefix that another session owns is not ours
+// (a create of ours that landed in another of our sessions): findProtected
+// does not take it, it is removed, and our create goes again. Since it is
+// ours alone, the wait may grant before its removal is done.
+func TestQueueCreateLostReplyForeignNode(t *testing.T) {
+	f := newFixture(t)
+	other := f.srv.Conn()
+	var mu sync.Mutex
+	var foreign string
+	f.conn.Intercept(faultWhen(fakeOpCreate, testLockPath+"/", func(n int, path string) fakeFault {
+		if n > 1 {
+			return fakeFault{}
+		}
+		// Our create is lost; a node of the same name appears in another
+		// session.
+		node, _, err := other.CreateWithZxid(context.Background(), path, nil, zk.FlagEphemeral|zk.FlagSequence)
+		mu.Lock()
+		foreign = node
+		mu.Unlock()
+		assert.NoError(t, err)
+		return lostRequest
+	}))
+
+	le, err := f.mutex(f.conn).Acquire(f.ctx, false)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, foreign)
+	assert.NotEqual(t, foreign, nodeOf(le), "another session's node was taken as ours")
+	st, ok := f.srv.Stat(nodeOf(le))
+	require.True(t, ok)
+	assert.Equal(t, f.conn.SessionID(), st.EphemeralOwner)
+	token, _ := le.Token()
+	assert.Equal(t, st.Czxid, token)
+	f.waitFor("the foreign node removed", func() bool { return !f.srv.Exists(foreign) })
+	assert.Equal(t, 2, f.conn.Calls(fakeOpCreate))
+
+	f.release(le)
+	assert.Empty(t, f.queue())
+}
+
+// maxCreateDrops: a create whose connection drops every time ends Acquire
+// with an error instead of retrying forever, and leaves nothing behind.
+func TestQueueCreateDrops(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		drops          int // -1: every create
+		fault          func(*fakeConn) fakeFault
+		minReq, maxReq int // creates sent (maxReq 0: no bound)
+		acquired       bool
+	}{
+		{
+			name: "every request lost", drops: -1, minReq: maxCreateDrops, maxReq: maxCreateDrops,
+			fault: func(*fakeConn) fakeFault { return lostRequest },
+		},
+		{
+			// Each drop also ends the session value (the client suspends)
+			// after the server made the node: every attempt leaves a node
+			// for clean-up, and each counts once, where the end of the
+			// session value cut it.
+			name: "every reply lost, and the session value with it", drops: -1, minReq: maxCreateDrops, maxReq: maxCreateDrops,
+			fault: func(c *fakeConn) fakeFault { c.Bounce(); return lostReply },
+		},
+		{
+			name: "drops in a row below the limit, then through", drops: maxCreateDrops - 1,
+			minReq: maxCreateDrops, maxReq: maxCreateDrops, acquired: true,
+			fault: func(*fakeConn) fakeFault { return lostRequest },
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.conn.Intercept(faultWhen(fakeOpCreate, testLockPath+"/", func(n int, _ string) fakeFault {
+				if tc.drops >= 0 && n > tc.drops {
+					return fakeFault{}
+				}
+				return tc.fault(f.conn)
+			}))
+
+			le, err := f.mutex(f.conn).Acquire(f.ctx, false)
+			if tc.acquired {
+				require.NoError(t, err)
+				f.release(le)
+			} else {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+				assert.ErrorIs(t, err, errCreateDrops, "gave up for the drops, not for the context")
+				assert.NoError(t, f.ctx.Err())
+			}
+			n := f.conn.Calls(fakeOpCreate)
+			assert.GreaterOrEqual(t, n, tc.minReq, "creates")
+			if tc.maxReq > 0 {
+				assert.LessOrEqual(t, n, tc.maxReq, "creates")
+			}
+			f.waitFor("no node left", func() bool { return len(f.queue()) == 0 })
+		})
+	}
+}
+
+// A create still out when the session value ends lands later: createSettled
+// removes the node it made, and the next value's attempt queues its own.
+func TestQueueCreateLandsAfterSessionValueEnded(t *testing.T) {
+	f := newFixture(t)
+	gate := make(chan struct{})
+	f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, fakeFault{Block: gate}))
+
+	res := acquireAsync(f.ctx, f.mutex(f.conn))
+	f.waitFor("the create to be out", func() bool { return f.conn.Calls(fakeOpCreate) == 1 })
+	f.conn.Bounce() // same session, next value
+	r := f.result(res)
+	require.NoError(t, r.err)
+	require.Equal(t, []string{nodeOf(r.lease)}, f.queue())
+
+	close(gate) // the first create lands now, in our session, behind our node
+	f.waitFor("the late node to be made and removed", func() bool {
+		st, _ := f.srv.Stat(testLockPath)
+		q := f.queue()
+		return st.Cversion == 3 && len(q) == 1 && q[0] == nodeOf(r.lease) // 2 creates, 1 delete
+	})
+	assert.Equal(t, 2, f.conn.Calls(fakeOpCreate))
+	f.release(r.lease)
+	assert.Empty(t, f.queue())
+}
+
+// A create whose request was lost lands after findProtected looked (a
+// request still in flight on another member): the node it makes has our
+// prefix, sorts ahead of the node we made next, and would keep us waiting
+// on ourselves. The wait drops it.
+func TestQueueStrayOfOurOwnIsDropped(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var first string
+	f.conn.Intercept(faultWhen(fakeOpCreate, testLockPath+"/", func(n int, path string) fakeFault {
+		mu.Lock()
+		defer mu.Unlock()
+		switch n {
+		case 1:
+			first = path
+			return lostRequest
+		case 2: // the lost create lands now, ahead of this one
+			f.srv.Put(first, f.conn.SessionID(), zk.FlagEphemeral|zk.FlagSequence)
+		}
+		return fakeFault{}
+	}))
+	le, err := f.mutex(f.conn).Acquire(f.ctx, false)
+	require.NoError(t, err, "Acquire waited on its own stray node")
+	f.waitFor("the stray node gone", func() bool { return len(f.queue()) == 1 })
+	assert.Equal(t, []string{nodeOf(le)}, f.queue())
+	f.release(le)
+	assert.Empty(t, f.queue())
+}

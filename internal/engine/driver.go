@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Curator's names for the nodes of a lock path.
+const (
+	// ProtectedPrefix starts every protected-mode node: "_c_" + a 36-character
+	// UUID + "-", then the lock name and the 10-digit sequence.
+	ProtectedPrefix = "_c_"
+	// seqDigits is the width of a sequential node's suffix.
+	seqDigits = 10
+)
+
+// Child is one node under a lock path, as the engine orders them.
+type Child struct {
+	Name string // the node's name (no path)
+	Seq  int64  // the sequence number after the last occurrence of the lock name
+	Kind string // the lock name the node was created with ("lock-", "__READ__", ...), "" if unknown
+}
+
+// ParseChild parses a node name against the lock names a recipe knows
+// (Curator's: "lock-", "__READ__", "__WRIT__", "lease-", "latch-"; kazoo's
+// "__lock__" and "__rlock__"). The sequence is the run of digits after the
+// last occurrence of the lock name, as Curator sorts; a name that has none of
+// the lock names falls back to its trailing ten digits. It returns false for
+// a node that is not a queue entry at all.
+func ParseChild(name string, lockNames ...string) (Child, bool) {
+	best, bestAt := "", -1
+	for _, ln := range lockNames {
+		if i := strings.LastIndex(name, ln); i > bestAt {
+			best, bestAt = ln, i
+		}
+	}
+	digits := ""
+	if bestAt >= 0 {
+		digits = name[bestAt+len(best):]
+	} else if len(name) >= seqDigits {
+		digits = name[len(name)-seqDigits:]
+	}
+	if len(digits) != seqDigits {
+		return Child{}, false
+	}
+	seq, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || seq < 0 {
+		return Child{}, false
+	}
+	return Child{Name: name, Seq: seq, Kind: best}, true
+}
+
+// SortChildren parses names and returns the queue entries in queue order:
+// by sequence, then by the position of their kind in lockNames, then by
+// name. Only a downgraded read node shares a sequence (its writer's): listing
+// the write kind first keeps it right behind its writer. Names that are not
+// queue entries are left out.
+func SortChildren(names []string, lockNames ...string) []Child {
+	out := make([]Child, 0, len(names))
+	for _, n := range names {
+		if c, ok := ParseChild(n, lockNames...); ok {
+			out = append(out, c)
+		}
+	}
+	rank := func(kind string) int {
+		for i, ln := range lockNames {
+			if ln == kind {
+				return i
+			}
+		}
+		return len(lockNames)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seq != out[j].Seq {
+			return out[i].Seq < out[j].Seq
+		}
+		if ri, rj := rank(out[i].Kind), rank(out[j].Kind); ri != rj {
+			return ri < rj
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// IndexOf returns the position of name in children, or -1.
+func IndexOf(children []Child, name string) int {
+	for i, c := range children {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Decision is what a Driver tells the engine.
+type Decision struct {
+	// Owns: the node holds the lock.
+	Owns bool
+	// Watch is the node to wait on when the node does not own the lock.
+	Watch string
+	// FastHandoff: when Watch is deleted, the node owns the lock without
+	// listing the children again, because Watch was the only node ahead that
+	// could keep it out and no node can get ahead later.
+	FastHandoff bool
+	// Refresh, if set, is a node further ahead whose deletion makes the
+	// engine list the children again before Watch goes: typically the
+	// predecessor's predecessor, so that by the time the predecessor
+	// releases, the engine knows it was the head and takes the fast handoff
+	// instead of listing on the critical path.
+	Refresh string
+}
+
+// Driver decides, from the children of a lock path in queue order, whether
+// the node at index ours owns the lock and, if not, what it waits for. It
+// must be a pure function: the engine does all I/O.
+type Driver interface {
+	Decide(children []Child, ours int) (Decision, error)
+}
+
+// LeaseDriver is Curator's StandardLockInternalsDriver: the first Leases
+// nodes own the lock; any other node watches the node Leases places ahead of
+// it. With Leases = 1 it is the mutex: each waiter watches its predecessor.
+type LeaseDriver struct {
+	Leases int
+	// Kind is the recipe's own lock name. The fast handoff is taken only
+	// when the watched head is of this kind: a node of another recipe in the
+	// same parent (a read/write lock's writer) might create a node ahead of
+	// ours (a downgrade) before it goes.
+	Kind string
+	// Lookahead also watches the node two ahead (Decision.Refresh), so that
+	// a waiter learns it is next before its predecessor releases. Off by
+	// default: then each waiter watches only its predecessor.
+	Lookahead bool
+}
+
+// Decide implements Driver.
+func (d LeaseDriver) Decide(children []Child, ours int) (Decision, error) {
+	if d.Leases < 1 {
+		return Decision{}, fmt.Errorf("%w: %d leases", recipes.ErrInvalidArgument, d.Leases)
+	}
+	if ours < 0 || ours >= len(children) {
+		return Decision{}, fmt.Errorf("engine: our node is not among the %d children", len(children))
+	}
+	if ours < d.Leases {
+		return Decision{Owns: true}, nil
+	}
+	watch := ours - d.Leases
+	dec := Decision{Watch: children[watch].Name}
+	if d.Leases == 1 {
+		// The watched node is the head: all nodes created later sort after
+		// ours, so its deletion makes ours the head.
+		dec.FastHandoff = watch == 0 && children[0].Kind == d.Kind && d.Kind != ""
+		if watch > 0 && d.Lookahead {
+			dec.Refresh = children[watch-1].Name
+		}
+	}
+	return dec, nil
+}

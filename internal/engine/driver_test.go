@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const uuidA = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+func TestParseChild(t *testing.T) {
+	kinds := []string{"lock-", "__READ__", "__WRIT__", "__lock__", "__rlock__"}
+	for name, want := range map[string]Child{
+		"_c_" + uuidA + "-lock-0000000007":    {Seq: 7, Kind: "lock-"},
+		"_c_" + uuidA + "-__READ__0000000012": {Seq: 12, Kind: "__READ__"},
+		"_c_" + uuidA + "-__WRIT__0000000013": {Seq: 13, Kind: "__WRIT__"},
+		"lock-0000000042":                     {Seq: 42, Kind: "lock-"},         // unprotected Curator (older clients)
+		"a1b2c3d4e5f6__lock__0000000003":      {Seq: 3, Kind: "__lock__"},       // kazoo Lock
+		"a1b2c3d4e5f6__rlock__0000000004":     {Seq: 4, Kind: "__rlock__"},      // kazoo ReadLock
+		"x-lock-lock-0000000005":              {Seq: 5, Kind: "lock-"},          // last occurrence counts
+		"something0000000009":                 {Seq: 9, Kind: ""},               // unknown name: trailing digits
+		"_c_" + uuidA + "-lock-2147483648":    {Seq: 2147483648, Kind: "lock-"}, // past int32
+		"lock-9999999999":                     {Seq: 9999999999, Kind: "lock-"}, // largest
+		"lock-lock-0000000002":                {Seq: 2, Kind: "lock-"},          // repeated name
+		"__WRIT__0000000003":                  {Seq: 3, Kind: "__WRIT__"},       // no prefix
+		"_c_" + uuidA + "-latch-0000000004":   {Seq: 4, Kind: ""},               // another recipe's node
+		"_c_" + uuidA + "-lease-0000000005":   {Seq: 5, Kind: ""},               // semaphore lease
+		"zz0000000006":                        {Seq: 6, Kind: ""},               // odd but sequential
+	} {
+		got, ok := ParseChild(name, kinds...)
+		require.True(t, ok, name)
+		want.Name = name
+		assert.Equal(t, want, got, name)
+	}
+	for _, name := range []string{"", "lock", "lock-", "lock-12", "lock-00000000001", "lock-00000000x1", "readme", "_c_" + uuidA + "-lock-"} {
+		_, ok := ParseChild(name, kinds...)
+		assert.False(t, ok, "%q is not a queue entry", name)
+	}
+}
+
+func TestSortChildren(t *testing.T) {
+	p := func(kind string, seq int) string { return fmt.Sprintf("_c_%s-%s%010d", uuidA, kind, seq) }
+	names := []string{
+		p("lock-", 10), "not-a-lock-node", p("lock-", 2), "k__lock__0000000005", p("lock-", 1000000000), p("lock-", 7),
+	}
+	got := SortChildren(names, "lock-", "__lock__")
+	var order []int64
+	for _, c := range got {
+		order = append(order, c.Seq)
+	}
+	assert.Equal(t, []int64{2, 5, 7, 10, 1000000000}, order, "numeric order, foreign kinds included, junk left out")
+
+	// A downgraded read node carries its writer's sequence: it sorts with
+	// it, before every node created later.
+	w := p("__WRIT__", 4)
+	r := fmt.Sprintf("_c_%s-__READ__%010d", "ffffffff-d9cb-469f-a165-70867728950e", 4)
+	got = SortChildren([]string{p("__WRIT__", 5), r, w, p("__READ__", 3)}, "__WRIT__", "__READ__")
+	assert.Equal(t, []string{p("__READ__", 3), w, r, p("__WRIT__", 5)}, names4(got))
+	assert.Equal(t, 2, IndexOf(got, r))
+	assert.Equal(t, -1, IndexOf(got, "missing"))
+}
+
+func names4(cs []Child) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func TestLeaseDriver(t *testing.T) {
+	kids := SortChildren([]string{"lock-0000000001", "lock-0000000002", "lock-0000000003", "lock-0000000004"}, "lock-")
+	for _, tc := range []struct {
+		leases, ours int
+		want         Decision
+	}{
+		{1, 0, Decision{Owns: true}},
+		{1, 1, Decision{Watch: "lock-0000000001", FastHandoff: true}},          // predecessor is the head
+		{1, 2, Decision{Watch: "lock-0000000002", Refresh: "lock-0000000001"}}, // refresh when the head goes
+		{1, 3, Decision{Watch: "lock-0000000003", Refresh: "lock-0000000002"}},
+		{2, 1, Decision{Owns: true}},
+		{2, 2, Decision{Watch: "lock-0000000001"}}, // semaphore: never fast (the other lease holder may stay)
+		{2, 3, Decision{Watch: "lock-0000000002"}},
+		{4, 3, Decision{Owns: true}},
+	} {
+		got, err := LeaseDriver{Leases: tc.leases, Kind: "lock-", Lookahead: true}.Decide(kids, tc.ours)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "leases %d ours %d", tc.leases, tc.ours)
+		// Without lookahead a waiter watches its predecessor only.
+		plain, err := LeaseDriver{Leases: tc.leases, Kind: "lock-"}.Decide(kids, tc.ours)
+		require.NoError(t, err)
+		tc.want.Refresh = ""
+		assert.Equal(t, tc.want, plain, "leases %d ours %d, no lookahead", tc.leases, tc.ours)
+	}
+	// A head of another kind (a writer of a read/write lock sharing the
+	// parent) could downgrade: no fast handoff behind it.
+	mixed := SortChildren([]string{"_c_" + uuidA + "-__WRIT__0000000001", "lock-0000000002"}, "lock-", "__WRIT__")
+	d, err := LeaseDriver{Leases: 1, Kind: "lock-"}.Decide(mixed, 1)
+	require.NoError(t, err)
+	assert.Equal(t, Decision{Watch: "_c_" + uuidA + "-__WRIT__0000000001"}, d)
+
+	_, err = LeaseDriver{Leases: 1}.Decide(kids, -1)
+	assert.Error(t, err, "our node missing")
+	_, err = LeaseDriver{Leases: 1}.Decide(kids, 4)
+	assert.Error(t, err)
+	_, err = LeaseDriver{}.Decide(kids, 0)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+}

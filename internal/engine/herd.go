@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Herd is the simplest exclusive lock: whoever creates the ephemeral node
+// Path/Name holds the lock; everyone else watches the children of Path and
+// tries again when they change. No queue, so no fairness, and every waiter
+// wakes at every change (the herd effect). It shares the engine's leases,
+// clean-up and loss signal; the exclusive package wraps it. It is not
+// reentrant.
+type Herd struct {
+	Conn Conn
+	Path string // the parent, watched by waiters
+	Name string // the lock node's name
+	Data []byte
+}
+
+func (l *Herd) node() string { return session.JoinPath(l.Path, l.Name) }
+
+// Acquire waits for the lock (try: fails at once with ErrLocked). In a call
+// chain that holds it, it fails at once with ErrNotReentrant.
+func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if h, ok := ctx.Value(holdingKey{l}).(*holding); ok && h.ctx.Err() == nil {
+		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.node())
+	}
+	le, err := acquireLoop(ctx, l.Conn, l.node(), func(sess Session, st *acquireState) (*holding, error) {
+		return l.attempt(ctx, sess, st, try)
+	})
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return le, nil
+}
+
+// attempt tries to create the node, waiting on the parent's children
+// between tries, under one session value.
+func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*holding, error) {
+	octx, cancel := opCtx(ctx, sess)
+	defer cancel()
+	fail := attemptFailed(ctx, sess, l.node())
+	for {
+		token, err := l.create(ctx, sess, st)
+		if err == nil {
+			return newHolding(ctx, l.Conn, l, l.node(), token, sess, true), nil
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return nil, fail(err)
+		}
+		if try {
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.node())
+		}
+		kids, ev, err := l.Conn.ChildrenW(octx, l.Path)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // released, and the empty parent reaped: create again
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		if !slices.Contains(kids, l.Name) {
+			continue // released meanwhile
+		}
+		select {
+		case <-ev:
+		case <-octx.Done():
+			return nil, fail(context.Cause(octx))
+		}
+	}
+}
+
+// create makes the lock node and returns its czxid; zk.ErrNodeExists when
+// someone else holds it. After a lost reply, the node is ours only if its
+// ephemeral owner is our session; a node the create may have made and that
+// is not used is removed only while it is still ours (see deleteIfOurs).
+func (l *Herd) create(ctx context.Context, sess Session, st *acquireState) (int64, error) {
+	r, err := createSettled(ctx, sess, func() created {
+		return retryCreate(sess, st, func() created {
+			node, czxid, err := l.Conn.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
+			return created{node, czxid, err}
+		}, func() created { return l.findOurs(sess) })
+	}, func(r created) {
+		inBackground(l.Conn, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID(), r.czxid) }, nil)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return r.czxid, r.err
+}
+
+// findOurs reads the lock node after a lost create reply.
+func (l *Herd) findOurs(sess Session) created {
+	_, st, err := l.Conn.Get(sess.Context(), l.node())
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return created{} // not created: try again
+	case err != nil:
+		return created{err: err}
+	case st.EphemeralOwner == sess.ID():
+		return created{node: l.node(), czxid: st.Czxid}
+	default:
+		return created{err: zk.ErrNodeExists}
+	}
+}
+
+// deleteIfOurs removes the lock node only when it is the one our create
+// made: the czxid our create returned (whichever session it landed in), or,
+// when the reply was lost (czxid 0), a node that session sessID owns.
+func (l *Herd) deleteIfOurs(ctx context.Context, sessID, czxid int64) error {
+	_, st, err := l.Conn.Get(ctx, l.node())
+	switch {
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, session.ErrClosed):
+		return nil
+	case err != nil:
+		if czxid == 0 && !l.Conn.SessionMayLive(sessID) {
+			return nil // the session's nodes are gone or going
+		}
+		return err
+	case czxid != 0 && st.Czxid != czxid, czxid == 0 && st.EphemeralOwner != sessID:
+		return nil // another holder's node
+	}
+	err = l.Conn.Delete(ctx, l.node(), st.Version)
+	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// holding is one lock node that holds a lock, shared by every lease that
+// re-entered it. Its context ends when the last lease is released or the
+// lock can no longer be trusted.
+type holding struct {
+	conn  Conn
+	owner any    // the lock that took it, for re-entry
+	node  string // client path of the lock node
+	token int64
+	sess  Session
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// shared marks a node at a fixed path that another holder may create
+	// after ours is gone (the exclusive lock): it is deleted only after
+	// checking that it is still ours (same czxid).
+	shared bool
+
+	mu    sync.Mutex
+	count int         // leases not yet released
+	stop  func() bool // stops watching the session
+}
+
+// holdingKey finds, in a lease's context, the holding of one Locker.
+type holdingKey struct{ owner any }
+
+// newHolding starts watching a freshly acquired node (no goroutine: a
+// callback on the session's context): when the session it was taken under
+// ends, the holding ends with a cause that is recipes.ErrLockLost.
+// base supplies the context values (not the cancellation) of the Acquire
+// call. shared: see holding.shared.
+func newHolding(base context.Context, c Conn, owner any, node string, token int64,
+	sess Session, shared bool) *holding {
+	h := &holding{conn: c, owner: owner, node: node, token: token, sess: sess, shared: shared, count: 1}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
+	h.ctx = context.WithValue(ctx, holdingKey{owner}, h)
+	h.cancel = cancel
+	h.stop = context.AfterFunc(sess.Context(), func() {
+		h.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, sess.Err()))
+	})
+	return h
+}
+
+// lose ends the holding because the lock can no longer be trusted, and
+// removes the node in the background if the session may still hold it.
+func (h *holding) lose(cause error) {
+	h.cancel(cause)
+	inBackground(h.conn, h.node, h.removeQuietly, nil)
+}
+
+// errNodeGone: the holding's node was already gone (or, at a shared path,
+// is another holder's) when we came to delete it.
+var errNodeGone = errors.New("lock node was deleted by someone else while held")
+
+// remove deletes the holding's node. It returns errNodeGone when the node
+// was not there to delete; nil once it is deleted or no longer matters (the
+// session ended). A node at a shared path is deleted only while it is still
+// ours.
+func (h *holding) remove(ctx context.Context) error {
+	version := int32(-1)
+	if h.shared {
+		_, st, err := h.conn.Get(ctx, h.node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return errNodeGone
+		case err != nil:
+			return h.unlessSessionEnded(err)
+		case st.Czxid != h.token || st.EphemeralOwner != h.sess.ID():
+			return errNodeGone // never delete another holder's node
+		}
+		version = st.Version
+	}
+	err := h.conn.Delete(ctx, h.node, version)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		return errNodeGone
+	}
+	return h.unlessSessionEnded(err)
+}
+
+// unlessSessionEnded drops err when the session that owned the node has
+// ended: its ephemeral nodes are gone or going.
+func (h *holding) unlessSessionEnded(err error) error {
+	if errors.Is(err, session.ErrClosed) || !h.conn.SessionMayLive(h.sess.ID()) {
+		return nil
+	}
+	return err
+}
+
+// removeQuietly is remove for background clean-up: a node already gone is
+// done.
+func (h *holding) removeQuietly(ctx context.Context) error {
+	if err := h.remove(ctx); !errors.Is(err, errNodeGone) {
+		return err
+	}
+	return nil
+}
+
+// reenter adds a lease to a live holding.
+func (h *holding) reenter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.count == 0 || h.ctx.Err() != nil {
+		return false
+	}
+	h.count++
+	return true
+}
+
+// release drops one lease; the last one deletes the node. A failed delete
+// (connection loss) is retried in the background until it succeeds or the
+// session ends, and the holding stays alive until then.
+func (h *holding) release(ctx context.Context) error {
+	h.mu.Lock()
+	h.count--
+	last := h.count == 0
+	h.mu.Unlock()
+	lost := h.ctx.Err() != nil
+	cause := context.Cause(h.ctx)
+	if last {
+		// The holding's context ends before the node goes: once the node is
+		// deleted another holder may start at once.
+		h.finish(recipes.ErrReleased)
+	}
+	switch {
+	case lost:
+		// lose already removes the node in the background.
+		return fmt.Errorf("%w before Release: %w", recipes.ErrLockLost, cause)
+	case !last:
+		return nil
+	}
+	err := h.removeOnRelease(ctx)
+	if errors.Is(err, errNodeGone) {
+		return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, err)
+	}
+	if err != nil {
+		inBackground(h.conn, h.node, h.removeQuietly, nil)
+		return fmt.Errorf("recipes: release %s: delete will be retried in the background: %w", h.node, err)
+	}
+	return nil
+}
+
+// removeOnRelease is remove, retried by hand so that a node found gone
+// after a lost reply counts as deleted by us, not by someone else.
+func (h *holding) removeOnRelease(ctx context.Context) error {
+	err := h.remove(session.WithoutRetry(ctx))
+	if !session.IsRetryable(err) {
+		return err
+	}
+	// The first delete may have been applied: from now on, gone is done.
+	return retryRemove(ctx, err, h.removeQuietly)
+}
+
+// retryRemove retries a clean-up that failed with err, a few times while
+// ctx allows; it returns nil only once clean succeeded.
+func retryRemove(ctx context.Context, err error, clean func(context.Context) error) error {
+	wait := cleanupRetry
+	for range 5 {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		if err = clean(ctx); err == nil || !session.IsRetryable(err) {
+			return err
+		}
+		wait = min(2*wait, cleanupRetryCap)
+	}
+	return err
+}
+
+func (h *holding) finish(cause error) {
+	h.stop()
+	h.cancel(cause)
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// CheckPath refuses a nil client and a path that cannot be a lock path.
+func CheckPath(c *session.Client, path string) error {
+	if c == nil {
+		return fmt.Errorf("%w: nil session client", recipes.ErrInvalidArgument)
+	}
+	if err := session.ValidatePath(path); err != nil {
+		return fmt.Errorf("%w: %w", recipes.ErrInvalidArgument, err)
+	}
+	if path == "/" {
+		return fmt.Errorf("%w: lock path cannot be the root", recipes.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Lock is a lock over a Queue, reentrant the Go way: Acquire with a context
+// derived from a lease of the same Lock re-enters at once, with no
+// ZooKeeper call, and that lease needs its own Release; the node goes when
+// the last lease is released. Two goroutines with unrelated contexts sharing
+// one Lock queue separately and exclude each other. The mutex and the
+// halves of the read/write lock are Locks.
+type Lock struct {
+	q Queue
+}
+
+// NewLock returns the lock at path (checked by the caller) whose nodes are
+// named lockName (after Curator's protected prefix) and ordered among kinds
+// by driver. No I/O is done.
+func NewLock(c Conn, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
+	l := &Lock{q: Queue{Conn: c, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data}}
+	l.q.Owner = l
+	return l
+}
+
+// Path is the lock path.
+func (l *Lock) Path() string { return l.q.Path }
+
+// Acquire waits for the lock. It re-enters when ctx comes from a live lease
+// of this lock; try fails at once with ErrLocked when another holds it.
+func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if h := l.held(ctx); h != nil && h.reenter() {
+		return newLease(h), nil
+	}
+	le, err := l.q.Acquire(ctx, try)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return le, nil
+}
+
+// HeldBy reports whether ctx carries a live lease of this lock (so Acquire
+// with ctx would re-enter).
+func (l *Lock) HeldBy(ctx context.Context) bool { return ctx != nil && l.held(ctx) != nil }
+
+// held returns the live holding of this lock carried by ctx, or nil.
+func (l *Lock) held(ctx context.Context) *holding {
+	h, _ := ctx.Value(holdingKey{l}).(*holding)
+	if h == nil || h.ctx.Err() != nil {
+		return nil
+	}
+	return h
+}
+
+// HeldNode returns the lock node of the live lease of this lock that ctx
+// carries.
+func (l *Lock) HeldNode(ctx context.Context) (string, bool) {
+	if ctx == nil {
+		return "", false
+	}
+	if h := l.held(ctx); h != nil {
+		return h.node, true
+	}
+	return "", false
+}
+
+// AcquireAt takes this lock at once, without queueing, with a
+// non-sequential node that carries sequence seq: the read lock a writer
+// takes to downgrade (Curator since CURATOR-621), whose node sorts beside
+// the writer's so that no queued writer can slip in between. The node is
+// created only while guard (the writer's node, which makes it safe) exists,
+// in the same transaction.
+func (l *Lock) AcquireAt(ctx context.Context, seq int64, guard string) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	h, err := l.q.acquireAt(ctx, seq, guard)
+	if err != nil {
+		return nil, err
+	}
+	return newLease(h), nil
+}
+
+// Participants lists this lock's queue; see Participants.
+func (l *Lock) Participants(ctx context.Context) ([]znode.Participant, error) {
+	return Participants(ctx, l.q.Conn, l.q.Path, l.q.Driver, l.q.Kinds...)
+}

@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Participants lists the nodes under path in queue order, as Curator's
+// getParticipantNodes, marking the holders as driver decides. A lock path
+// that does not exist has no participants.
+func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds ...string) ([]znode.Participant, error) {
+	names, err := c.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	kids := SortChildren(names, kinds...)
+	out := make([]znode.Participant, 0, len(kids))
+	for i, k := range kids {
+		data, st, err := c.Get(ctx, session.JoinPath(path, k.Name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // left meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		d, err := driver.Decide(kids, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, znode.Participant{Node: k.Name, Kind: k.Kind, Seq: k.Seq, SessionID: st.EphemeralOwner,
+			Data: data, Holder: d.Owns})
+	}
+	return out, nil
+}

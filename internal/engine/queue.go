@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Queue is Curator's LockInternals: it queues an ephemeral sequential node
+// under a lock path and waits, watching only what its Driver names, until
+// the node owns the lock. Every failure path removes the node. The mutex
+// and the halves of the read/write lock are a Queue with a lock name and a
+// Driver, behind a Lock.
+type Queue struct {
+	Conn     Conn
+	Path     string   // the lock path: parent of the queue's nodes
+	LockName string   // the node name after the protected prefix, e.g. "lock-"
+	Kinds    []string // every lock name that may share Path (for ordering)
+	Driver   Driver
+	Data     []byte // stored in our node (Curator: the participant id)
+	Owner    any    // the Lock, for re-entry through a lease's context
+}
+
+// Acquire waits until a node of ours owns the lock, or fails (ErrLocked at
+// once when try is set and the lock is held elsewhere). A session value
+// that ends while we wait is not an error: the wait goes on under the next
+// value, keeping our node and its place in the queue when the ZooKeeper
+// session survived (a reconnection), and with a new node when it did not.
+func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
+	return acquireLoop(ctx, q.Conn, q.Path, func(sess Session, st *acquireState) (*holding, error) {
+		return q.attempt(ctx, sess, st, try)
+	})
+}
+
+// attempt queues under one session value (creating our node, or resuming
+// with the one st kept) and waits. When the session value ends, the node
+// stays queued in st for the next attempt; on any other failure it is
+// removed.
+func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*holding, error) {
+	if st.kept == nil {
+		node, token, err := q.create(ctx, sess, st)
+		if err != nil {
+			return nil, err
+		}
+		st.kept = &queued{node: node, token: token, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
+	}
+	h, err := q.wait(ctx, sess, st.kept, try)
+	switch {
+	case err == nil:
+		st.kept = nil
+	case errors.Is(err, errSessionEnded):
+	default:
+		// A refused TryAcquire or a cancelled wait leaves nothing behind
+		// when it returns (a lingering node would look like a holder or
+		// waiter to everyone): delete now, in the background only if the
+		// connection will not let us.
+		node := st.kept.node
+		st.kept = nil
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncCleanupTimeout)
+		derr := deleteNode(dctx, q.Conn, node, sess.ID())
+		cancel()
+		if derr != nil {
+			cleanupInBackground(q.Conn, node, sess.ID(), nil)
+		}
+	}
+	return h, err
+}
+
+// wait lists the children until our node owns the lock.
+func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool) (*holding, error) {
+	// The wait's context (ctx, also ended by the session) is made only when
+	// needed: an uncontended acquisition never waits.
+	var octx context.Context
+	cancel := func() {}
+	defer func() { cancel() }()
+	waitCtx := func() context.Context {
+		if octx == nil {
+			octx, cancel = opCtx(ctx, sess)
+		}
+		return octx
+	}
+	// Requests honour ctx; when nothing can cancel ctx, they run on this
+	// goroutine (no hop) and the session is checked before owning.
+	rctx := context.Background()
+	if ctx.Done() != nil {
+		rctx = waitCtx()
+	}
+	fail := attemptFailed(ctx, sess, q.Path)
+	node, token, watches := ours.node, ours.token, ours.watches
+	name := session.BaseName(node)
+	for {
+		names, err := q.Conn.Children(rctx, q.Path)
+		if err != nil {
+			return nil, fail(err)
+		}
+		names = q.dropStrays(names, name, sess.ID())
+		kids := SortChildren(names, q.Kinds...)
+		d, err := q.Driver.Decide(kids, IndexOf(kids, name))
+		if err != nil {
+			return nil, fail(fmt.Errorf("our node %s: %w", node, err))
+		}
+		if d.Owns {
+			return q.own(ctx, sess, node, token, fail)
+		}
+		if try {
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.Path)
+		}
+		chans, gone, err := q.setWatches(rctx, watches, d.Watch, d.Refresh)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if gone {
+			continue // a node to watch is gone already: list again
+		}
+		select {
+		case e := <-chans[0]:
+			delete(watches, d.Watch)
+			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
+				return q.own(ctx, sess, node, token, fail)
+			}
+		case <-chans[1]: // nil without a Refresh node
+			delete(watches, d.Refresh)
+		case <-waitCtx().Done():
+			return nil, fail(context.Cause(octx))
+		}
+	}
+}
+
+// setWatches watches the named nodes ("" for none) not watched yet, with
+// all requests in flight at once (one round trip), records them in watches
+// and returns their channels in order; gone reports a node that no longer
+// exists (list again).
+func (q *Queue) setWatches(ctx context.Context, watches map[string]<-chan zk.Event,
+	names ...string) (chans []<-chan zk.Event, gone bool, err error) {
+	chans = make([]<-chan zk.Event, len(names))
+	errs := make([]error, len(names))
+	get := func(i int) {
+		chans[i], errs[i] = q.Conn.GetW(ctx, session.JoinPath(q.Path, names[i]))
+	}
+	var wg sync.WaitGroup
+	first := -1 // the first request runs on this goroutine
+	for i, n := range names {
+		switch ch, ok := watches[n]; {
+		case n == "":
+		case ok:
+			chans[i] = ch
+		case first < 0:
+			first = i
+		default:
+			wg.Go(func() { get(i) })
+		}
+	}
+	if first >= 0 {
+		get(first)
+	}
+	wg.Wait()
+	for i, n := range names {
+		switch {
+		case n == "" || errs[i] == nil && chans[i] == watches[n]:
+		case errors.Is(errs[i], zk.ErrNoNode):
+			gone = true
+		case errs[i] != nil:
+			return nil, false, errs[i]
+		default:
+			watches[n] = chans[i]
+		}
+	}
+	return chans, gone, nil
+}
+
+// own turns an owning node into a holding, trusting it only while the
+// session it was created in is still trusted. A create answered while that
+// session value was live ran in that session: go-zookeeper reports a new
+// session (which ends the old value) before it sends anything on it, so the
+// node's owner is our session without asking the server again.
+func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
+	fail func(error) error) (*holding, error) {
+	if err := sess.Err(); err != nil {
+		return nil, fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(err)
+	}
+	return newHolding(ctx, q.Conn, q.Owner, node, token, sess, false), nil
+}
+
+// create makes our protected ephemeral sequential node and returns it with
+// its czxid; see createSettled for what happens to it when it cannot be
+// used.
+func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (string, int64, error) {
+	prefix := newProtectedPrefix()
+	path := session.JoinPath(q.Path, prefix+q.LockName)
+	r, err := createSettled(ctx, sess, func() created {
+		// No cancellation inside a request (createSettled stops waiting
+		// instead), so that the common path makes no extra goroutine hop.
+		return retryCreate(sess, st, func() created {
+			node, czxid, err := q.Conn.CreateWithZxid(context.Background(), path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
+			return created{node, czxid, err}
+		}, func() created { return q.findProtected(sess.Context(), sess, prefix) })
+	}, func(r created) {
+		if r.err == nil {
+			cleanupInBackground(q.Conn, r.node, sess.ID(), nil)
+			return
+		}
+		// The reply was lost: the node may exist. Find it by prefix.
+		cleanupProtectedInBackground(q.Conn, q.Path, prefix, sess.ID())
+	})
+	switch {
+	case err != nil:
+		return "", 0, err
+	case r.err != nil:
+		return "", 0, notAcquired(ctx, q.Path, r.err)
+	}
+	return r.node, r.czxid, nil
+}
+
+// acquireAt creates our node with a fixed sequence and owns it at once,
+// while guard exists (the same transaction checks it).
+func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*holding, error) {
+	sess, err := q.Conn.Session(ctx)
+	if err != nil {
+		return nil, notAcquired(ctx, q.Path, err)
+	}
+	prefix := newProtectedPrefix()
+	path := session.JoinPath(q.Path, fmt.Sprintf("%s%s%0*d", prefix, q.LockName, seqDigits, seq))
+	node, czxid, err := q.Conn.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral, guard)
+	if err != nil {
+		if !definitelyNotCreated(err) && !errors.Is(err, session.ErrGuardFailed) {
+			cleanupProtectedInBackground(q.Conn, q.Path, prefix, sess.ID())
+		}
+		return nil, notAcquired(ctx, q.Path, err)
+	}
+	h, err := q.own(ctx, sess, node, czxid, func(err error) error { return notAcquired(ctx, q.Path, err) })
+	if err != nil {
+		cleanupInBackground(q.Conn, node, sess.ID(), nil)
+	}
+	return h, err
+}

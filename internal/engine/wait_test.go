@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// The wait of a queued node (Queue.attempt, Queue.wait, acquireLoop).
+
+// A refused TryAcquire and a cancelled wait leave no node of ours: removed
+// before Acquire returns, or in the background when the delete fails.
+func TestQueueGiveUpLeavesNoNode(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		deleteLost bool // the first delete of our node is lost: background
+		createOut  bool // cancel while our create is still out
+		try        bool
+	}{
+		{name: "TryAcquire refused", try: true},
+		{name: "TryAcquire refused, delete lost", try: true, deleteLost: true},
+		{name: "wait cancelled"},
+		{name: "wait cancelled, delete lost", deleteLost: true},
+		{name: "cancelled with the create out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			holder := f.put(f.srv.Conn())
+			if tc.deleteLost {
+				f.conn.Intercept(faultFirst(fakeOpDelete, testLockPath+"/", 1, lostRequest))
+			}
+			gate := make(chan struct{})
+			if tc.createOut {
+				f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, fakeFault{Block: gate}))
+			}
+			l := f.mutex(f.conn)
+
+			var err error
+			if tc.try {
+				_, err = l.Acquire(f.ctx, true)
+				assert.ErrorIs(t, err, recipes.ErrLocked)
+			} else {
+				ctx, cancel := context.WithCancel(f.ctx)
+				res := acquireAsync(ctx, l)
+				if tc.createOut {
+					f.waitFor("our create to be out", func() bool { return f.conn.Calls(fakeOpCreate) == 1 })
+				} else {
+					f.waitFor("us to wait on the holder", func() bool { return f.srv.Watches(holder) == 1 })
+				}
+				cancel()
+				err = f.result(res).err
+				assert.ErrorIs(t, err, context.Canceled)
+				close(gate) // a create still out lands now
+			}
+			assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+			if !tc.deleteLost && !tc.createOut {
+				assert.Equal(t, []string{holder}, f.queue(), "our node is removed before Acquire returns")
+			}
+			f.waitFor("only the holder's node left", func() bool {
+				st, _ := f.srv.Stat(testLockPath)
+				q := f.queue()
+				return len(q) == 1 && q[0] == holder && st.Cversion == 3 // holder's, ours made and removed
+			})
+		})
+	}
+}
+
+// A session value that ends while we wait: the wait goes on under the next
+// value, with the same node and place when the ZooKeeper session is the
+// same, and with a new node (the old one removed) when it is not.
+func TestQueueSessionValueEndsMidWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		end      func(c *fakeConn)
+		sameNode bool
+	}{
+		{"same session: reconnected", func(c *fakeConn) { c.Disconnect(); c.Reconnect() }, true},
+		{"new session: the old one given up while the server keeps it", func(c *fakeConn) { c.Renew() }, false},
+		{"new session: the old one expired", func(c *fakeConn) { c.Expire() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			holderConn := f.srv.Conn()
+			holder := f.put(holderConn)
+			res := acquireAsync(f.ctx, f.mutex(f.conn))
+			f.waitFor("us to wait on the holder", func() bool { return f.srv.Watches(holder) == 1 })
+			ours := f.ownedBy(f.conn.SessionID())
+			require.Len(t, ours, 1)
+			// A third client queues behind us: our place is ahead of it.
+			third := f.srv.Conn()
+			thirdRes := acquireAsync(f.ctx, f.mutex(third))
+			f.waitFor("the third to queue", func() bool { return len(f.queue()) == 3 })
+
+			oldSession := f.conn.SessionID()
+			tc.end(f.conn)
+			if tc.sameNode {
+				// Our next attempt lists again with our kept node.
+				f.waitFor("the wait to resume", func() bool { return f.conn.Calls(fakeOpChildren) == 2 })
+				assert.Equal(t, ours, f.ownedBy(f.conn.SessionID()), "our node is kept")
+			} else {
+				f.waitFor("the old node gone and a new one queued", func() bool {
+					return !f.srv.Exists(ours[0]) && len(f.ownedBy(f.conn.SessionID())) == 1
+				})
+			}
+			f.pending(res, "the holder still holds")
+			require.NoError(t, f.srv.Remove(holder))
+
+			if tc.sameNode {
+				r := f.result(res)
+				require.NoError(t, r.err)
+				assert.Equal(t, ours[0], nodeOf(r.lease), "same node, same place")
+				assert.Equal(t, 1, f.conn.Calls(fakeOpCreate))
+				f.pending(thirdRes, "we hold the lock")
+				f.release(r.lease)
+			} else {
+				// The third is ahead of our new node now.
+				t3 := f.result(thirdRes)
+				require.NoError(t, t3.err)
+				f.pending(res, "the third holds the lock")
+				f.release(t3.lease)
+				r := f.result(res)
+				require.NoError(t, r.err)
+				assert.NotEqual(t, ours[0], nodeOf(r.lease))
+				assert.Equal(t, f.ownedBy(f.conn.SessionID()), []string{nodeOf(r.lease)})
+				assert.NotEqual(t, oldSession, r.lease.(*lease).SessionID())
+				f.release(r.lease)
+				f.srv.ExpireSession(oldSession)
+			}
+			if tc.sameNode {
+				t3 := f.result(thirdRes)
+				require.NoError(t, t3.err)
+				f.release(t3.lease)
+			}
+			assert.Empty(t, f.queue())
+		})
+	}
+}
+
+// The node to watch is gone between the listing and the GetW (NoNode, no
+// watch): the engine lists again rather than wait for an event that will
+// not come.
+func TestQueueWatchedNodeAlreadyGone(t *testing.T) {
+	f := newFixture(t)
+	holderConn := f.srv.Conn()
+	holder := f.put(holderConn)
+	var once sync.Once
+	f.conn.Intercept(faultWhen(fakeOpGetW, holder, func(int, string) fakeFault {
+		once.Do(func() { assert.NoError(t, holderConn.Delete(context.Background(), holder, -1)) })
+		return fakeFault{}
+	}))
+
+	le, err := f.mutex(f.conn).Acquire(f.ctx, false)
+	require.NoError(t, err)
+	assert.Equal(t, 1, f.conn.Calls(fakeOpGetW))
+	assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "listed again after the NoNode")
+	f.release(le)
+}
+
+// Fast handoff: the deletion of the head we watch grants the lock without
+// listing again; the deletion of a node that was not the head does not.
+func TestQueueFastHandoff(t *testing.T) {
+	t.Run("head deleted: granted without listing", func(t *testing.T) {
+		f := newFixture(t)
+		holder := f.put(f.srv.Conn())
+		res := acquireAsync(f.ctx, f.mutex(f.conn))
+		f.waitFor("us to watch the head", func() bool { return f.srv.Watches(holder) == 1 })
+		require.NoError(t, f.srv.Remove(holder))
+		r := f.result(res)
+		require.NoError(t, r.err)
+		assert.Equal(t, 1, f.conn.Calls(fakeOpChildren), "no listing after the deletion event")
+		f.release(r.lease)
+	})
+	t.Run("predecessor deleted, head still there: listed again, no grant", func(t *testing.T) {
+		f := newFixture(t)
+		head, pred := f.put(f.srv.Conn()), f.put(f.srv.Conn())
+		res := acquireAsync(f.ctx, f.mutex(f.conn))
+		f.waitFor("us to watch our predecessor", func() bool { return f.srv.Watches(pred) == 1 })
+		require.NoError(t, f.srv.Remove(pred))
+		f.waitFor("us to watch the head", func() bool { return f.srv.Watches(head) == 1 })
+		f.pending(res, "the head still holds")
+		assert.Equal(t, 2, f.conn.Calls(fakeOpChildren))
+		require.NoError(t, f.srv.Remove(head))
+		r := f.result(res)
+		require.NoError(t, r.err)
+		assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "then the fast handoff")
+		f.release(r.lease)
+	})
+}

@@ -1,0 +1,103 @@
+package mutex_test
+
+import (
+	"path"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// TestInteropFIFOQueue: one fair queue across the two languages. Go holder
+// H, then Curator C, then Go waiter W2: H's release goes to C (not W2), C's
+// release to W2.
+func TestInteropFIFOQueue(t *testing.T) {
+	servers := sharedServers(t)
+	const lockPath = "/interop-fifo"
+	h := interopMutex(t, servers, lockPath)
+	w2 := interopMutex(t, servers, lockPath)
+	a := interopCurator(t, servers, lockPath)
+
+	hLease, err := h.Acquire(ctxT(t))
+	require.NoError(t, err)
+	hNode := interopLeaseNode(t, hLease)
+
+	a.Send(t, "acquire")
+	ps := interopWaitQueue(t, h, 2)
+	javaNode := ps[1].Node
+	require.Equal(t, a.Session(), ps[1].SessionID)
+
+	res := interopAcquireAsync(ctxT(t), w2)
+	ps = interopWaitQueue(t, h, 3)
+	w2Node := ps[2].Node
+	w2Session := ps[2].SessionID
+	interopRequireQueue(t, ps, []string{hNode, javaNode, w2Node},
+		[]int64{interopLeaseSession(t, hLease), a.Session(), w2Session})
+	require.Less(t, ps[0].Seq, ps[1].Seq)
+	require.Less(t, ps[1].Seq, ps[2].Seq)
+	a.ExpectNoReply(t, interopStillWaiting)
+	interopRequireWaiting(t, "W2 behind H and Curator", res)
+
+	// H releases: the lock goes to Curator, the next in line.
+	require.NoError(t, hLease.Release(ctxT(t)))
+	a.Expect(t, "acquired", waitLimit)
+	interopRequireWaiting(t, "W2 behind Curator", res)
+	interopRequireQueue(t, interopWaitQueue(t, w2, 2), []string{javaNode, w2Node}, []int64{a.Session(), w2Session})
+	require.Equal(t, []string{javaNode, w2Node}, a.Participants(t))
+
+	// Curator releases: the lock goes to W2.
+	a.DoExpect(t, "release", "released")
+	w2Lease := interopWaitAcquired(t, "W2 after Curator's release", res)
+	require.Equal(t, w2Node, interopLeaseNode(t, w2Lease))
+	require.Greater(t, zktest.Token(t, w2Lease), zktest.Token(t, hLease), "fencing tokens across a Curator holder")
+	interopRequireQueue(t, interopWaitQueue(t, w2, 1), []string{w2Node}, []int64{w2Session})
+	a.DoExpect(t, "tryacquire", "locked")
+	require.NoError(t, w2Lease.Release(ctxT(t)))
+	interopWaitQueue(t, w2, 0)
+}
+
+// TestInteropNodeNames: our nodes and Curator's have the same shape, and
+// both sides see the same queue in the same order, whoever holds.
+func TestInteropNodeNames(t *testing.T) {
+	servers := sharedServers(t)
+	const lockPath = "/interop-names"
+	observer := connect(t, servers)
+	a := interopCurator(t, servers, lockPath)
+	w1 := interopMutex(t, servers, lockPath)
+	w2 := interopMutex(t, servers, lockPath)
+
+	a.DoExpect(t, "acquire", "acquired")
+	javaNode := path.Base(a.Node(t, "node"))
+	res1 := interopAcquireAsync(ctxT(t), w1)
+	interopWaitQueue(t, w1, 2)
+	res2 := interopAcquireAsync(ctxT(t), w2)
+	ps := interopWaitQueue(t, w1, 3)
+	names := []string{ps[0].Node, ps[1].Node, ps[2].Node}
+	require.Equal(t, javaNode, names[0])
+	for _, n := range names {
+		require.Regexp(t, interopNodeName, n)
+	}
+	require.Equal(t, names, a.Participants(t), "Curator's order of the mixed queue")
+	kids, _, err := observer.Children(ctxT(t), lockPath)
+	require.NoError(t, err)
+	require.ElementsMatch(t, names, kids, "nothing but lock nodes under the lock path")
+
+	// Curator stores its participant id (by default its local address) in
+	// its node; ours stores nothing unless WithData says so.
+	javaData, _, err := observer.Get(ctxT(t), session.JoinPath(lockPath, javaNode))
+	require.NoError(t, err)
+	t.Logf("Curator's node data: %q", javaData)
+
+	a.DoExpect(t, "release", "released")
+	l1 := interopWaitAcquired(t, "W1 after Curator", res1)
+	require.Equal(t, names[1], interopLeaseNode(t, l1))
+	interopRequireWaiting(t, "W2 behind W1", res2)
+	require.Equal(t, names[1:], a.Participants(t))
+	require.NoError(t, l1.Release(ctxT(t)))
+	l2 := interopWaitAcquired(t, "W2 after W1", res2)
+	require.Equal(t, names[2], interopLeaseNode(t, l2))
+	require.Greater(t, zktest.Token(t, l2), zktest.Token(t, l1))
+	require.NoError(t, l2.Release(ctxT(t)))
+	require.Empty(t, a.Participants(t))
+}

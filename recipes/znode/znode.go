@@ -1,0 +1,50 @@
+// Package znode has what the ZooKeeper-backed locks (mutex, rwlock,
+// exclusive) add to the backend-neutral recipes contract: the lock node
+// behind a lease, a write guarded by it, and the queue of a lock path.
+//
+// Every lease those locks return is a Lease; type-assert the recipes.Lease:
+//
+//	lease, err := m.Acquire(ctx)
+//	...
+//	zl := lease.(znode.Lease)
+//	log.Printf("holding %s in session 0x%x", zl.Node(), zl.SessionID())
+//	_, err = zl.GuardedMulti(ctx, session.SetOp("/orders/state", data, -1))
+package znode
+
+import (
+	"context"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Lease is a lease held through a ZooKeeper node.
+type Lease interface {
+	recipes.Lease
+	// Node is the path of the lock node (without the client's namespace).
+	Node() string
+	// SessionID is the ZooKeeper session the lock was taken under: the
+	// node's ephemeral owner.
+	SessionID() int64
+	// GuardedMulti applies ops atomically only while the lock node exists,
+	// in one transaction with a check of it: a write that cannot land once
+	// the lock is lost. It fails with an error that is
+	// session.ErrGuardFailed when the node is gone, or when the lease has
+	// already ended. A lock whose node path is the same for every holder
+	// (the exclusive lock) cannot guard this way: its node's existence does
+	// not prove it is still ours; it returns recipes.ErrInvalidArgument,
+	// and such writes are fenced with the token (session.FencedResource).
+	GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
+}
+
+// Participant is one node in a lock's queue, as Curator's
+// getParticipantNodes lists them.
+type Participant struct {
+	Node      string // node name
+	Kind      string // the lock name of the node ("lock-", "__READ__", ...)
+	Seq       int64  // its sequence number
+	SessionID int64  // its ephemeral owner
+	Data      []byte // what the participant stored (Curator: its id)
+	Holder    bool   // the node holds the lock
+}

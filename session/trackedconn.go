@@ -1,0 +1,149 @@
+package session
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// Replies whose error says the session is gone prove nothing.
+const (
+	codeSessionExpired = -112
+	codeSessionMoved   = -118
+)
+
+// trackedConn is the connection go-zookeeper uses, seen by the client: it
+// splits both streams into frames, keeps the send time of every request
+// until its reply, and feeds the zxid tap. It never changes a byte.
+// go-zookeeper writes it from one goroutine at a time and reads it from one
+// other, one whole frame per Write.
+type trackedConn struct {
+	net.Conn
+	l       *liveness
+	in, out frames
+	session int64 // from the connect response; read side only
+
+	mu        sync.Mutex
+	connectAt time.Duration // send time of the connect request
+	pending   []sentRequest // requests not answered yet, oldest first
+}
+
+type sentRequest struct {
+	xid int32
+	at  time.Duration
+}
+
+// maxPending bounds the requests remembered (go-zookeeper's in-flight
+// requests); past it the oldest is forgotten, and its reply proves nothing.
+const maxPending = 1 << 14
+
+func (t *trackedConn) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	if n > 0 {
+		t.in.feed(p[:n])
+	}
+	return n, err
+}
+
+// Write notes a request before it can be answered.
+func (t *trackedConn) Write(p []byte) (int, error) {
+	t.out.feed(p)
+	return t.Conn.Write(p)
+}
+
+// dialer is go-zookeeper's Dialer, tracking the connection it makes.
+func (l *liveness) dialer(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	t := &trackedConn{Conn: c, l: l}
+	t.out = frames{want: t.wantRequest, done: t.sent}
+	t.in = frames{want: wantReply, done: t.received}
+	l.conn.Store(t)
+	return t, nil
+}
+
+// wantReply: the head of the connect response, or a reply's header.
+func wantReply(first bool) int {
+	if first {
+		return connectReplyHeadLen
+	}
+	return replyHeaderLen
+}
+
+// wantRequest: a request's xid, and when a create waits for its zxid, as
+// much of the request as the tap reads.
+func (t *trackedConn) wantRequest(first bool) int {
+	if !first && t.l.tap.waiting.Load() > 0 {
+		return requestLookahead
+	}
+	return requestHeaderLen
+}
+
+// sent notes a request frame going out.
+func (t *trackedConn) sent(head []byte, first bool) {
+	now := mono()
+	t.mu.Lock()
+	if first {
+		t.connectAt = now
+	} else if xid, ok := requestXid(head); ok {
+		if len(t.pending) == maxPending {
+			t.pending = t.pending[1:]
+		}
+		t.pending = append(t.pending, sentRequest{xid, now})
+	}
+	t.mu.Unlock()
+	if !first && t.l.tap.waiting.Load() > 0 {
+		if xid, path, ok := createPath(head); ok {
+			t.l.tap.sent(t, xid, path)
+		}
+	}
+}
+
+// received notes a reply frame coming in.
+func (t *trackedConn) received(head []byte, first bool) {
+	if first {
+		ms, id, ok := connectReply(head)
+		if !ok || id == 0 || ms <= 0 {
+			return // the session expired: nothing was heard
+		}
+		t.session = id
+		t.l.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+		t.mu.Lock()
+		at := t.connectAt
+		t.mu.Unlock()
+		t.l.noteHeard(t, id, at)
+		return
+	}
+	xid, zxid, errCode, ok := replyHeader(head)
+	if !ok || xid == xidNotification {
+		return
+	}
+	if at, ok := t.answered(xid); ok && errCode != codeSessionExpired && errCode != codeSessionMoved {
+		t.l.noteHeard(t, t.session, at)
+	}
+	if xid > 0 && t.l.tap.waiting.Load() > 0 {
+		t.l.tap.replied(t, xid, zxid, errCode)
+	}
+}
+
+// answered returns the send time of the oldest unanswered request with xid
+// and forgets it. Replies come in request order but for a few the server
+// answers at once (auth); pings share one xid, and the oldest is the
+// conservative match.
+func (t *trackedConn) answered(xid int32) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, r := range t.pending {
+		if r.xid == xid {
+			if i == 0 {
+				t.pending = t.pending[1:]
+			} else {
+				t.pending = append(t.pending[:i], t.pending[i+1:]...)
+			}
+			return r.at, true
+		}
+	}
+	return 0, false
+}
