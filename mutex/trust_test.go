@@ -41,9 +41,9 @@ const trustTimeout = 3 * time.Second
 // for the client's own scheduling (so t/100).
 func wantMargin(policy session.ErrorPolicy) time.Duration {
 	if policy == session.OnlyLostIsLost {
-		return session.DriftMargin(trustTimeout) - 10*time.Millisecond
+		return recipes.DriftMargin(trustTimeout) - 10*time.Millisecond
 	}
-	return trustTimeout/3 - session.DriftMargin(trustTimeout)
+	return trustTimeout/3 - recipes.DriftMargin(trustTimeout)
 }
 
 // moment records when something happened, once.

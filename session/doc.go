@@ -37,9 +37,10 @@
 //   - under SuspendedIsLost, reports Suspended, ends the session value and
 //     drops the connection at H + 2/3 t at the latest: at least t/3 before
 //     the server may expire the session;
-//   - under OnlyLostIsLost, ends the session value at H + t - DriftMargin(t)
-//     at the latest (DriftMargin is 1% of t for clock-rate drift plus 10ms
-//     for the client's own scheduling), whether or not it is connected.
+//   - under OnlyLostIsLost, ends the session value at H + t - D at the
+//     latest, whether or not it is connected; D is recipes.DriftMargin(t),
+//     which every backend uses: 1% of t for clock-rate drift plus 10ms for
+//     the client's own scheduling.
 //
 // Session.Err reads the clock and reports the end at that deadline even
 // before the timer has run, and the recipes check it at every grant,

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // How far the client trusts its session.
@@ -19,7 +21,7 @@ import (
 //   - under SuspendedIsLost, until heard + 2/3 t: the watchdog then reports
 //     Suspended and drops the connection, at least t/3 before the server may
 //     expire the session;
-//   - under OnlyLostIsLost, until heard + t - DriftMargin(t), across
+//   - under OnlyLostIsLost, until heard + t - recipes.DriftMargin(t), across
 //     suspensions.
 //
 // Every check of a session's trust (Session.Err, used by the recipes before
@@ -36,17 +38,11 @@ func suspendAfter(t time.Duration) time.Duration { return t * 2 / 3 }
 // watchdog sends one.
 func keepaliveAfter(t time.Duration) time.Duration { return t / 6 }
 
-// DriftMargin is what the client keeps back, under OnlyLostIsLost, from the
-// earliest moment the server may expire a session of timeout t: 1% of t for
-// the difference between the client's and the server's clock rates, plus
-// 10ms for the client's own timer and scheduling delays.
-func DriftMargin(t time.Duration) time.Duration { return t/100 + 10*time.Millisecond }
-
 // trustWindow is how long after heard a session value of policy p stays
 // trusted.
 func trustWindow(p ErrorPolicy, t time.Duration) time.Duration {
 	if p == OnlyLostIsLost {
-		return t - DriftMargin(t)
+		return t - recipes.DriftMargin(t)
 	}
 	return suspendAfter(t)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // newTracked returns a connection wrapper (no socket) that is l's current
@@ -172,9 +173,9 @@ func TestWatchdogSuspendsTwoThirdsAfterLastHeard(t *testing.T) {
 		c.mu.Lock()
 		wait, _ = c.checkLivenessLocked(base + 5*time.Second)
 		c.mu.Unlock()
-		assert.Equal(t, time.Second-DriftMargin(6*time.Second), wait, "next deadline: t less the margin")
+		assert.Equal(t, time.Second-recipes.DriftMargin(6*time.Second), wait, "next deadline: t less the margin")
 		c.mu.Lock()
-		_, _ = c.checkLivenessLocked(base + 6*time.Second - DriftMargin(6*time.Second))
+		_, _ = c.checkLivenessLocked(base + 6*time.Second - recipes.DriftMargin(6*time.Second))
 		c.mu.Unlock()
 		assert.ErrorIs(t, s.Err(), ErrSessionLost)
 		assert.ErrorIs(t, context.Cause(s.Context()), ErrSessionLost)

@@ -67,7 +67,7 @@ func (s *Session) Err() error {
 // TrustedUntil is the time until which the session may be trusted, as of
 // now: the send time of the latest request of the session that the server
 // answered, plus 2/3 of the session timeout (SuspendedIsLost) or the
-// session timeout less DriftMargin (OnlyLostIsLost). It moves later with
+// session timeout less recipes.DriftMargin (OnlyLostIsLost). It moves later with
 // every reply. The session value ends (Done closes) at that time at the
 // latest; it may end sooner (a dropped connection under the default
 // policy). ok is false when no reply of the session is known.

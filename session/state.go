@@ -62,7 +62,7 @@ const (
 	SuspendedIsLost ErrorPolicy = iota
 	// OnlyLostIsLost: a session value survives a suspension that ends in
 	// time. It ends when the session is lost, or one session timeout less
-	// DriftMargin after the send time of the latest request the server
+	// recipes.DriftMargin after the send time of the latest request the server
 	// answered: the server may expire the session one session timeout after
 	// it last heard from us, and only a reply proves it did.
 	OnlyLostIsLost

@@ -58,7 +58,7 @@ var errSessionEnded = errors.New("engine: session ended while waiting")
 // every lock of the engine shares. A node an attempt left queued is kept
 // for the next attempt if its session is the same, and removed otherwise.
 func acquireLoop(ctx context.Context, c Conn, what string,
-	attempt func(Session, *acquireState) (*holding, error)) (*lease, error) {
+	attempt func(Session, *acquireState) (*lease, error)) (*lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func acquireLoop(ctx context.Context, c Conn, what string,
 		if st.kept != nil && st.kept.session != sess.ID() {
 			drop() // a new session: the old one's node is gone or going
 		}
-		h, err := attempt(sess, &st)
+		le, err := attempt(sess, &st)
 		if errors.Is(err, errCreateCut) && st.noteCreateDrop(err) != nil {
 			err = notAcquired(ctx, what, errCreateDrops)
 		}
@@ -93,7 +93,7 @@ func acquireLoop(ctx context.Context, c Conn, what string,
 			drop()
 			return nil, err
 		}
-		return newLease(h), nil
+		return le, nil
 	}
 }
 

@@ -32,10 +32,10 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if h, ok := ctx.Value(holdingKey{l}).(*holding); ok && h.ctx.Err() == nil {
+	if heldBy(ctx, l) != nil {
 		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.node())
 	}
-	le, err := acquireLoop(ctx, l.Conn, l.node(), func(sess Session, st *acquireState) (*holding, error) {
+	le, err := acquireLoop(ctx, l.Conn, l.node(), func(sess Session, st *acquireState) (*lease, error) {
 		return l.attempt(ctx, sess, st, try)
 	})
 	if err != nil {
@@ -46,7 +46,7 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 
 // attempt tries to create the node, waiting on the parent's children
 // between tries, under one session value.
-func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*holding, error) {
+func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
 	fail := attemptFailed(ctx, sess, l.node())

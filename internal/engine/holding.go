@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -12,54 +11,76 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// holding is one lock node that holds a lock, shared by every lease that
-// re-entered it. Its context ends when the last lease is released or the
-// lock can no longer be trusted.
+// holding is a lock node that holds a lock: the ZooKeeper side of a
+// recipes.Holding, which keeps the leases that re-entered it. The holding
+// ends, with a cause that is ErrLockLost, when the session value it was
+// taken under ends; the last Release deletes the node.
 type holding struct {
+	rh    *recipes.Holding
 	conn  Conn
-	owner any    // the lock that took it, for re-entry
 	node  string // client path of the lock node
 	token int64
 	sess  Session
-
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-
 	// shared marks a node at a fixed path that another holder may create
 	// after ours is gone (the exclusive lock): it is deleted only after
 	// checking that it is still ours (same czxid).
 	shared bool
-
-	mu    sync.Mutex
-	count int         // leases not yet released
-	stop  func() bool // stops watching the session
+	stop   func() bool // stops watching the session
 }
 
-// holdingKey finds, in a lease's context, the holding of one Locker.
-type holdingKey struct{ owner any }
-
-// newHolding starts watching a freshly acquired node (no goroutine: a
-// callback on the session's context): when the session it was taken under
-// ends, the holding ends with a cause that is recipes.ErrLockLost.
-// base supplies the context values (not the cancellation) of the Acquire
-// call. shared: see holding.shared.
+// newHolding starts holding a freshly acquired node and returns its first
+// lease. It needs no goroutine: a callback on the session's context ends
+// the holding when the session value does. base supplies the context
+// values (not the cancellation) of the Acquire call; owner is the lock,
+// for re-entry; shared: see holding.shared.
 func newHolding(base context.Context, c Conn, owner any, node string, token int64,
-	sess Session, shared bool) *holding {
-	h := &holding{conn: c, owner: owner, node: node, token: token, sess: sess, shared: shared, count: 1}
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
-	h.ctx = context.WithValue(ctx, holdingKey{owner}, h)
-	h.cancel = cancel
+	sess Session, shared bool) *lease {
+	h := &holding{conn: c, node: node, token: token, sess: sess, shared: shared}
+	var first *recipes.HeldLease
+	h.rh, first = recipes.NewHolding(base, owner, token, true, h.free, h)
 	h.stop = context.AfterFunc(sess.Context(), func() {
 		h.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, sess.Err()))
 	})
-	return h
+	return &lease{HeldLease: first, h: h}
+}
+
+// heldBy returns the live holding of owner that ctx carries, or nil.
+func heldBy(ctx context.Context, owner any) *holding {
+	if rh := recipes.HeldBy(ctx, owner); rh != nil {
+		return rh.Impl().(*holding)
+	}
+	return nil
+}
+
+// reenter adds a lease to a live holding; nil when it has ended.
+func (h *holding) reenter() *lease {
+	if hl := h.rh.Reenter(); hl != nil {
+		return &lease{HeldLease: hl, h: h}
+	}
+	return nil
 }
 
 // lose ends the holding because the lock can no longer be trusted, and
 // removes the node in the background if the session may still hold it.
 func (h *holding) lose(cause error) {
-	h.cancel(cause)
+	h.rh.Lose(cause)
 	inBackground(h.conn, h.node, h.removeQuietly, nil)
+}
+
+// free deletes the node at the last Release. A failed delete (connection
+// loss) is retried in the background until it succeeds or the session
+// ends; a node found already gone means the lock was lost.
+func (h *holding) free(ctx context.Context) error {
+	h.stop()
+	err := h.removeOnRelease(ctx)
+	if errors.Is(err, errNodeGone) {
+		return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, err)
+	}
+	if err != nil {
+		inBackground(h.conn, h.node, h.removeQuietly, nil)
+		return fmt.Errorf("engine: release %s: delete will be retried in the background: %w", h.node, err)
+	}
+	return nil
 }
 
 // errNodeGone: the holding's node was already gone (or, at a shared path,
@@ -112,50 +133,6 @@ func (h *holding) removeQuietly(ctx context.Context) error {
 	return nil
 }
 
-// reenter adds a lease to a live holding.
-func (h *holding) reenter() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.count == 0 || h.ctx.Err() != nil {
-		return false
-	}
-	h.count++
-	return true
-}
-
-// release drops one lease; the last one deletes the node. A failed delete
-// (connection loss) is retried in the background until it succeeds or the
-// session ends, and the holding stays alive until then.
-func (h *holding) release(ctx context.Context) error {
-	h.mu.Lock()
-	h.count--
-	last := h.count == 0
-	h.mu.Unlock()
-	lost := h.ctx.Err() != nil
-	cause := context.Cause(h.ctx)
-	if last {
-		// The holding's context ends before the node goes: once the node is
-		// deleted another holder may start at once.
-		h.finish(recipes.ErrReleased)
-	}
-	switch {
-	case lost:
-		// lose already removes the node in the background.
-		return fmt.Errorf("%w before Release: %w", recipes.ErrLockLost, cause)
-	case !last:
-		return nil
-	}
-	err := h.removeOnRelease(ctx)
-	if errors.Is(err, errNodeGone) {
-		return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, err)
-	}
-	if err != nil {
-		inBackground(h.conn, h.node, h.removeQuietly, nil)
-		return fmt.Errorf("recipes: release %s: delete will be retried in the background: %w", h.node, err)
-	}
-	return nil
-}
-
 // removeOnRelease is remove, retried by hand so that a node found gone
 // after a lost reply counts as deleted by us, not by someone else.
 func (h *holding) removeOnRelease(ctx context.Context) error {
@@ -183,9 +160,4 @@ func retryRemove(ctx context.Context, err error, clean func(context.Context) err
 		wait = min(2*wait, cleanupRetryCap)
 	}
 	return err
-}
-
-func (h *holding) finish(cause error) {
-	h.stop()
-	h.cancel(cause)
 }

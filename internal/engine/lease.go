@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -12,48 +11,20 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// lease is one Lease on a holding. Its context is a child of the holding's:
-// it ends with the holding (loss, last release) or at its own Release.
+// lease is one Lease on a holding: the generic lease (Context, Token,
+// Release, ...) with what a ZooKeeper lease adds.
 type lease struct {
-	h        *holding
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	released atomic.Bool
-}
-
-func newLease(h *holding) *lease {
-	ctx, cancel := context.WithCancelCause(h.ctx)
-	return &lease{h: h, ctx: ctx, cancel: cancel}
+	*recipes.HeldLease
+	h *holding
 }
 
 var _ znode.Lease = (*lease)(nil)
 
-func (l *lease) Context() context.Context { return l.ctx }
-func (l *lease) Done() <-chan struct{}    { return l.ctx.Done() }
+// Node implements znode.Lease.
+func (l *lease) Node() string { return l.h.node }
 
-// Token is the lock node's czxid: every ZooKeeper lock has one.
-func (l *lease) Token() (int64, bool) { return l.h.token, true }
-
-func (l *lease) Node() string     { return l.h.node }
+// SessionID implements znode.Lease.
 func (l *lease) SessionID() int64 { return l.h.sess.ID() }
-
-func (l *lease) Err() error {
-	if l.ctx.Err() == nil {
-		return nil
-	}
-	return context.Cause(l.ctx)
-}
-
-func (l *lease) Release(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", recipes.ErrInvalidArgument)
-	}
-	if !l.released.CompareAndSwap(false, true) {
-		return recipes.ErrNotHeld
-	}
-	l.cancel(recipes.ErrReleased) // first; a no-op when the holding already ended: its cause stays
-	return l.h.release(ctx)
-}
 
 // GuardedMulti implements znode.Lease.
 func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {

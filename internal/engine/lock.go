@@ -51,8 +51,10 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if h := l.held(ctx); h != nil && h.reenter() {
-		return newLease(h), nil
+	if h := heldBy(ctx, l); h != nil {
+		if le := h.reenter(); le != nil {
+			return le, nil
+		}
 	}
 	le, err := l.q.Acquire(ctx, try)
 	if err != nil {
@@ -63,24 +65,12 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 
 // HeldBy reports whether ctx carries a live lease of this lock (so Acquire
 // with ctx would re-enter).
-func (l *Lock) HeldBy(ctx context.Context) bool { return ctx != nil && l.held(ctx) != nil }
-
-// held returns the live holding of this lock carried by ctx, or nil.
-func (l *Lock) held(ctx context.Context) *holding {
-	h, _ := ctx.Value(holdingKey{l}).(*holding)
-	if h == nil || h.ctx.Err() != nil {
-		return nil
-	}
-	return h
-}
+func (l *Lock) HeldBy(ctx context.Context) bool { return heldBy(ctx, l) != nil }
 
 // HeldNode returns the lock node of the live lease of this lock that ctx
 // carries.
 func (l *Lock) HeldNode(ctx context.Context) (string, bool) {
-	if ctx == nil {
-		return "", false
-	}
-	if h := l.held(ctx); h != nil {
+	if h := heldBy(ctx, l); h != nil {
 		return h.node, true
 	}
 	return "", false
@@ -96,11 +86,11 @@ func (l *Lock) AcquireAt(ctx context.Context, seq int64, guard string) (recipes.
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	h, err := l.q.acquireAt(ctx, seq, guard)
+	le, err := l.q.acquireAt(ctx, seq, guard)
 	if err != nil {
 		return nil, err
 	}
-	return newLease(h), nil
+	return le, nil
 }
 
 // Participants lists this lock's queue; see Participants.

@@ -32,7 +32,7 @@ type Queue struct {
 // value, keeping our node and its place in the queue when the ZooKeeper
 // session survived (a reconnection), and with a new node when it did not.
 func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
-	return acquireLoop(ctx, q.Conn, q.Path, func(sess Session, st *acquireState) (*holding, error) {
+	return acquireLoop(ctx, q.Conn, q.Path, func(sess Session, st *acquireState) (*lease, error) {
 		return q.attempt(ctx, sess, st, try)
 	})
 }
@@ -41,7 +41,7 @@ func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
 // with the one st kept) and waits. When the session value ends, the node
 // stays queued in st for the next attempt; on any other failure it is
 // removed.
-func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*holding, error) {
+func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
 	if st.kept == nil {
 		node, token, err := q.create(ctx, sess, st)
 		if err != nil {
@@ -49,7 +49,7 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 		}
 		st.kept = &queued{node: node, token: token, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
 	}
-	h, err := q.wait(ctx, sess, st.kept, try)
+	le, err := q.wait(ctx, sess, st.kept, try)
 	switch {
 	case err == nil:
 		st.kept = nil
@@ -68,11 +68,11 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 			cleanupInBackground(q.Conn, node, sess.ID(), nil)
 		}
 	}
-	return h, err
+	return le, err
 }
 
 // wait lists the children until our node owns the lock.
-func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool) (*holding, error) {
+func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool) (*lease, error) {
 	// The wait's context (ctx, also ended by the session) is made only when
 	// needed: an uncontended acquisition never waits.
 	var octx context.Context
@@ -173,13 +173,13 @@ func (q *Queue) setWatches(ctx context.Context, watches map[string]<-chan zk.Eve
 	return chans, gone, nil
 }
 
-// own turns an owning node into a holding, trusting it only while the
+// own turns an owning node into a held lease, trusting it only while the
 // session it was created in is still trusted. A create answered while that
 // session value was live ran in that session: go-zookeeper reports a new
 // session (which ends the old value) before it sends anything on it, so the
 // node's owner is our session without asking the server again.
 func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
-	fail func(error) error) (*holding, error) {
+	fail func(error) error) (*lease, error) {
 	if err := sess.Err(); err != nil {
 		return nil, fail(err)
 	}
@@ -221,7 +221,7 @@ func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (str
 
 // acquireAt creates our node with a fixed sequence and owns it at once,
 // while guard exists (the same transaction checks it).
-func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*holding, error) {
+func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease, error) {
 	sess, err := q.Conn.Session(ctx)
 	if err != nil {
 		return nil, notAcquired(ctx, q.Path, err)
@@ -235,9 +235,9 @@ func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*holdin
 		}
 		return nil, notAcquired(ctx, q.Path, err)
 	}
-	h, err := q.own(ctx, sess, node, czxid, func(err error) error { return notAcquired(ctx, q.Path, err) })
+	le, err := q.own(ctx, sess, node, czxid, func(err error) error { return notAcquired(ctx, q.Path, err) })
 	if err != nil {
 		cleanupInBackground(q.Conn, node, sess.ID(), nil)
 	}
-	return h, err
+	return le, err
 }
