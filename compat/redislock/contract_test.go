@@ -1,0 +1,82 @@
+package redislock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitLimit bounds every wait in these tests; nothing asserts on durations.
+const waitLimit = 60 * time.Second
+
+// rdb is a go-redis client of addr, closed at t's cleanup.
+func rdb(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	r := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// client is a lock client of its own (its own connections and
+// subscription: a contender of its own), closed at t's cleanup.
+func client(t testing.TB, addr string) *redislock.Client {
+	t.Helper()
+	c, err := redislock.NewClient(rdb(t, addr))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func newLock(t testing.TB, c *redislock.Client, name string, opts ...redislock.Option) *redislock.Lock {
+	t.Helper()
+	l, err := redislock.New(c, name, opts...)
+	require.NoError(t, err)
+	return l
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// leftovers lists the keys of lock name that a lock leaves nothing of when
+// idle (the fencing counter stays, with a TTL of a day, by design).
+func leftovers(t testing.TB, admin *redis.Client, name string) []string {
+	t.Helper()
+	tag := "{" + name + "}"
+	var left []string
+	for _, k := range []string{tag, tag + ":queue", tag + ":waiters"} {
+		n, err := admin.Exists(ctxT(t), k).Result()
+		require.NoError(t, err)
+		if n > 0 {
+			left = append(left, k)
+		}
+	}
+	return left
+}
+
+func TestContract(t *testing.T) {
+	r := harness.StartRedis(t)
+	admin := rdb(t, r.Addr())
+	locktest.Run(t, locktest.Backend{
+		New: func(t *testing.T, name string) recipes.Locker {
+			return newLock(t, client(t, r.Addr()), name, redislock.WithTTL(time.Second))
+		},
+		Lose: func(t *testing.T, name string, _ recipes.Lease) {
+			require.NoError(t, admin.Del(ctxT(t), "{"+name+"}").Err()) // deleted (or evicted) under the holder
+		},
+		Leftovers: func(t *testing.T, name string) []string { return leftovers(t, admin, name) },
+		Reentrant: true,
+	})
+}

@@ -1,0 +1,111 @@
+package redislock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// subscribeWait bounds the wait for the server to confirm a new
+// subscription; past it the waiter relies on its timer until it does.
+const subscribeWait = time.Second
+
+// waiting is one Acquire or TryAcquire of a lock by the waiter id.
+type waiting struct {
+	l    *Lock
+	id   string
+	wait bool // queue and wait (Acquire), or not (TryAcquire)
+}
+
+// run tries to take the lock until it holds it or gives up; every way out
+// but success leaves nothing of the waiter in Redis.
+func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
+	l := w.l
+	var watch *watcher
+	defer func() {
+		if watch != nil {
+			watch.stop()
+		}
+	}()
+	backoff := retryBase
+	for {
+		sent := time.Now()
+		acquired, token, pttl, err := l.attempt(ctx, w.id, w.wait)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
+		case err != nil && !w.wait:
+			return nil, w.giveUp(ctx, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errRedis("try "+l.name, err)))
+		case err != nil:
+			// The script may or may not have run: trying again finds out.
+			if !sleep(ctx, jitter(backoff)) {
+				return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
+			}
+			backoff = min(2*backoff, retryCap)
+			continue
+		case acquired:
+			return l.hold(ctx, w.id, token, sent)
+		case !w.wait:
+			return nil, fmt.Errorf("%w: redis lock %s", recipes.ErrLocked, l.name)
+		}
+		backoff = retryBase
+		if watch == nil {
+			watch = l.c.sub.watch(l.keys[0]+":granted", w.id)
+			if !watch.confirmed {
+				// A grant published before the server took the subscription
+				// would be missed: once it has, look again.
+				select {
+				case <-watch.ready:
+				case <-time.After(subscribeWait):
+				case <-ctx.Done():
+					return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
+				}
+				continue
+			}
+		}
+		if !w.await(ctx, watch, pttl) {
+			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
+		}
+	}
+}
+
+// await waits for a grant to this waiter, or for the holder's remaining
+// TTL (pttl; at most the lock's TTL, so that the queue entry is refreshed
+// in time), with jitter; false when ctx ends first.
+func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) bool {
+	if pttl <= 0 {
+		pttl = w.l.ttl // no TTL on the holder's key, or it just went
+	}
+	t := time.NewTimer(min(jitter(pttl), w.l.ttl))
+	defer t.Stop()
+	select {
+	case <-watch.wake:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// giveUp takes the waiter out of the queue (and releases the lock if it was
+// handed to it meanwhile), then returns err.
+func (w waiting) giveUp(ctx context.Context, err error) error {
+	if cerr := w.l.cancel(ctx, w.id); cerr != nil {
+		return fmt.Errorf("%w (and leaving the queue failed, the entry expires by itself: %v)", err, cerr)
+	}
+	return err
+}
+
+// sleep waits d or until ctx ends; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
