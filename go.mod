@@ -3,6 +3,7 @@ module github.com/zkrecipes/zkrecipes
 go 1.26.8
 
 require (
+	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/uuid v1.6.0
 	github.com/redis/go-redis/v9 v9.23.0

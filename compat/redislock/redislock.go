@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -212,11 +211,6 @@ const (
 	retryBase = 50 * time.Millisecond
 	retryCap  = 2 * time.Second
 )
-
-// jitter returns d plus up to a tenth of it, and at least a millisecond.
-func jitter(d time.Duration) time.Duration {
-	return d + time.Millisecond + time.Duration(rand.Int64N(int64(d/10)+1))
-}
 
 // errRedis wraps a Redis error of Acquire.
 func errRedis(what string, err error) error {

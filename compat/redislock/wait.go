@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -40,7 +41,7 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 			return nil, w.giveUp(ctx, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errRedis("try "+l.name, err)))
 		case err != nil:
 			// The script may or may not have run: trying again finds out.
-			if !sleep(ctx, jitter(backoff)) {
+			if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
 				return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 			}
 			backoff = min(2*backoff, retryCap)
@@ -78,7 +79,7 @@ func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) 
 	if pttl <= 0 {
 		pttl = w.l.ttl // no TTL on the holder's key, or it just went
 	}
-	t := time.NewTimer(min(jitter(pttl), w.l.ttl))
+	t := time.NewTimer(min(ttl.Jitter(pttl), w.l.ttl))
 	defer t.Stop()
 	select {
 	case <-watch.wake:
@@ -96,16 +97,4 @@ func (w waiting) giveUp(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (and leaving the queue failed, the entry expires by itself: %v)", err, cerr)
 	}
 	return err
-}
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

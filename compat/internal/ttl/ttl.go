@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -193,4 +194,21 @@ func freeQuietly(base context.Context, srv Server) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(base), freeTimeout)
 	defer cancel()
 	_ = srv.Free(ctx)
+}
+
+// Jitter returns d plus up to a tenth of it, and at least a millisecond more.
+func Jitter(d time.Duration) time.Duration {
+	return d + time.Millisecond + time.Duration(rand.Int64N(int64(max(d, 0)/10)+1))
+}
+
+// Sleep waits d or until ctx ends; false when ctx ended.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
