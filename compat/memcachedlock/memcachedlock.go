@@ -11,10 +11,11 @@
 // seconds, then reads it back for its CAS value: two round trips. When
 // another holds it, the waiter polls with exponential backoff and jitter,
 // up to MaxPoll apart (memcached has no notification), so waiting is not
-// fair. The holder renews every third of the TTL by compare-and-swap with
-// the CAS it holds, and Release deletes by compare-and-swap with an expiry
-// of -1 (the item expires at once): atomic, so it never deletes an item
-// someone else now holds, as the common get-then-delete does.
+// fair. The holder renews by compare-and-swap with the CAS it holds, every
+// third of the time it trusts the lock (the TTL less a second and the
+// margin), and Release deletes by compare-and-swap with an expiry of -1
+// (the item expires at once): atomic, so it never deletes an item someone
+// else now holds, as the common get-then-delete does.
 //
 // # Tokens
 //
@@ -156,12 +157,10 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		cas, err := l.add(ctx, id)
 		switch {
 		case err == nil:
-			srv := &server{l: l, id: id, cas: cas}
-			le, err := ttl.Hold(ctx, l, int64(cas), true, sent, ttl.Terms{
-				Valid: l.ttl - time.Second - recipes.DriftMargin(l.ttl),
-				Every: ttl.RenewEvery(l.ttl),
-				What:  "memcached lock " + l.key,
-			}, srv)
+			valid := l.ttl - time.Second - recipes.DriftMargin(l.ttl)
+			le, err := ttl.Hold(ctx, l, int64(cas), true, sent,
+				ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "memcached lock " + l.key},
+				&server{l: l, id: id, cas: cas})
 			if err != nil {
 				return nil, err
 			}

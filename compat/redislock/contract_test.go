@@ -2,11 +2,13 @@ package redislock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -14,7 +16,24 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	compattest.RunHolderIfChild(holderLock) // a child process of TestPausedHolder
+	goleak.VerifyTestMain(m)
+}
+
+// holderLock is the lock a holder child process takes: "addr|name|ttl".
+func holderLock(spec string) (recipes.Locker, error) {
+	f := strings.Split(spec, "|")
+	d, err := time.ParseDuration(f[2])
+	if err != nil {
+		return nil, err
+	}
+	c, err := redislock.NewClient(redis.NewClient(&redis.Options{Addr: f[0]}))
+	if err != nil {
+		return nil, err
+	}
+	return redislock.New(c, f[1], redislock.WithTTL(d))
+}
 
 // waitLimit bounds every wait in these tests; nothing asserts on durations.
 const waitLimit = 60 * time.Second

@@ -167,11 +167,9 @@ func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
 // hold turns an acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*recipes.HeldLease, error) {
-	return ttl.Hold(ctx, l, token, true, sent, ttl.Terms{
-		Valid: l.ttl - recipes.DriftMargin(l.ttl),
-		Every: ttl.RenewEvery(l.ttl),
-		What:  "redis lock " + l.name,
-	}, server{l, id})
+	valid := l.ttl - recipes.DriftMargin(l.ttl)
+	return ttl.Hold(ctx, l, token, true, sent, ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redis lock " + l.name},
+		server{l, id})
 }
 
 // server is a holding's lock in Redis.

@@ -205,7 +205,8 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 }
 
 func (l *Lock) terms() ttl.Terms {
-	return ttl.Terms{Valid: l.o.ttl - recipes.DriftMargin(l.o.ttl), Every: ttl.RenewEvery(l.o.ttl), What: "redlock " + l.name}
+	valid := l.o.ttl - recipes.DriftMargin(l.o.ttl)
+	return ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redlock " + l.name}
 }
 
 // each runs op on every server at once, each bounded by the server

@@ -43,9 +43,10 @@ type Terms struct {
 	What string
 }
 
-// RenewEvery is the watchdog's period for a TTL: a third of it, so that two
-// renewals can fail before the lease ends.
-func RenewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
+// RenewEvery is the watchdog's period for a lease trusted for valid after
+// each confirmed request: a third of it, so that two renewals can fail
+// before the lease ends.
+func RenewEvery(valid time.Duration) time.Duration { return valid / 3 }
 
 // watchdog renews one holding and ends it when its deadline passes.
 type watchdog struct {
@@ -104,7 +105,12 @@ func (w *watchdog) expire() {
 		return
 	}
 	w.mu.Unlock()
-	w.lose(fmt.Errorf("%w: %s: no renewal confirmed within the TTL less the margin", recipes.ErrLockLost, w.terms.What))
+	w.lose(w.lapsed())
+}
+
+// lapsed is the cause of a lease whose deadline passed unrenewed.
+func (w *watchdog) lapsed() error {
+	return fmt.Errorf("%w: %s: no renewal confirmed within the TTL less the margin", recipes.ErrLockLost, w.terms.What)
 }
 
 // renewals renews every terms.Every until ctx ends.
@@ -125,10 +131,14 @@ func (w *watchdog) renewals(ctx context.Context) {
 		rctx, cancel := context.WithDeadline(ctx, w.deadline) // a renewal later than that is no use
 		w.mu.Unlock()
 		err := w.srv.Renew(rctx)
+		late := rctx.Err() == context.DeadlineExceeded
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return // released meanwhile
+		case err != nil && late:
+			w.end(w.lapsed())
+			return
 		case errors.Is(err, ErrNotOurs):
 			w.end(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err))
 			return

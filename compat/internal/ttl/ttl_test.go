@@ -1,0 +1,124 @@
+package ttl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeServer answers renewals with renew (or blocks while block is set).
+type fakeServer struct {
+	mu      sync.Mutex
+	renew   error
+	block   chan struct{} // renewals wait on it, or their ctx
+	renews  atomic.Int32
+	frees   atomic.Int32
+	freeErr error
+}
+
+func (f *fakeServer) Renew(ctx context.Context) error {
+	f.renews.Add(1)
+	f.mu.Lock()
+	err, block := f.renew, f.block
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+func (f *fakeServer) Free(context.Context) error { f.frees.Add(1); return f.freeErr }
+
+type owner struct{ _ int }
+
+func hold(t *testing.T, f *fakeServer, valid, every time.Duration) *recipes.HeldLease {
+	t.Helper()
+	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{Valid: valid, Every: every, What: "test lock"}, f)
+	require.NoError(t, err)
+	return le
+}
+
+func waitEnded(t *testing.T, le *recipes.HeldLease) {
+	t.Helper()
+	select {
+	case <-le.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lease did not end")
+	}
+}
+
+func waitFrees(t *testing.T, f *fakeServer, n int32) {
+	t.Helper()
+	require.Eventually(t, func() bool { return f.frees.Load() >= n }, 10*time.Second, time.Millisecond)
+}
+
+// Renewals keep the lease alive past its first deadline.
+func TestRenewalsKeepItAlive(t *testing.T) {
+	f := &fakeServer{}
+	le := hold(t, f, 150*time.Millisecond, 30*time.Millisecond)
+	time.Sleep(450 * time.Millisecond)
+	assert.NoError(t, le.Err(), "renewed all along")
+	assert.GreaterOrEqual(t, f.renews.Load(), int32(5))
+	require.NoError(t, le.Release(context.Background()))
+	assert.Equal(t, int32(1), f.frees.Load())
+	n := f.renews.Load()
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, n, f.renews.Load(), "no renewal after Release")
+}
+
+// A silent server: the lease ends at its deadline, whatever the renewal
+// is doing, and what is left is freed in the background.
+func TestDeadlinePassesUnrenewed(t *testing.T) {
+	f := &fakeServer{block: make(chan struct{})}
+	start := time.Now()
+	le := hold(t, f, 200*time.Millisecond, 50*time.Millisecond)
+	waitEnded(t, le)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "not before its deadline")
+	assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
+	assert.Contains(t, le.Err().Error(), "no renewal confirmed")
+	waitFrees(t, f, 1)
+	assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
+}
+
+// A renewal that finds the lock not ours, or fails, ends the lease at once.
+func TestRenewalFailures(t *testing.T) {
+	for _, err := range []error{ErrNotOurs, errors.New("connection reset")} {
+		f := &fakeServer{renew: err}
+		le := hold(t, f, time.Hour, 10*time.Millisecond)
+		waitEnded(t, le)
+		assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
+		assert.ErrorIs(t, context.Cause(le.Context()), err)
+		waitFrees(t, f, 1)
+	}
+}
+
+// A lock taken too late (its request took longer than the validity) is not
+// a lease, and is freed.
+func TestTakenTooLate(t *testing.T) {
+	f := &fakeServer{}
+	_, err := Hold(context.Background(), &owner{}, 1, true, time.Now().Add(-time.Second),
+		Terms{Valid: 500 * time.Millisecond, Every: time.Second, What: "test lock"}, f)
+	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+	assert.Equal(t, int32(1), f.frees.Load())
+}
+
+// Release reports a lock that was no longer ours on the server as lost.
+func TestReleaseNotOurs(t *testing.T) {
+	f := &fakeServer{freeErr: ErrNotOurs}
+	le := hold(t, f, time.Hour, time.Hour)
+	assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
+}

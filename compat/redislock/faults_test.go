@@ -1,0 +1,143 @@
+package redislock_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// faultTTL is the TTL of the holders in these tests.
+const faultTTL = 2 * time.Second
+
+// The margin the tests accept: the drift margin less its allowance for the
+// client's own scheduling.
+var wantMargin = recipes.DriftMargin(faultTTL) - 10*time.Millisecond
+
+// A holder whose connection is blackholed is told before the successor is
+// granted the lock, by the margin.
+func TestHolderToldFirstUnderBlackhole(t *testing.T) {
+	r := harness.StartRedis(t)
+	p := harness.NewProxy(t, r.Addr())
+	holder := newLock(t, client(t, p.Addr()), "blackhole", redislock.WithTTL(faultTTL))
+	successor := newLock(t, client(t, r.Addr()), "blackhole", redislock.WithTTL(faultTTL))
+	compattest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) }, wantMargin)
+	p.Restore(t)
+}
+
+// A holder paused with SIGSTOP cannot be told by any timer while it is
+// stopped; its lease's deadline is still before the successor's grant, by
+// the margin, and once resumed the holder sees its lease ended at once.
+func TestPausedHolder(t *testing.T) {
+	r := harness.StartRedis(t)
+	h := compattest.StartHolder(t, fmt.Sprintf("%s|paused|%s", r.Addr(), faultTTL))
+	h.Signal(t, syscall.SIGSTOP)
+	ctx := compattest.Ctx(t)
+	lease, err := newLock(t, client(t, r.Addr()), "paused", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	granted := time.Now()
+	margin := granted.Sub(h.Deadline)
+	t.Logf("the paused holder's deadline came %v before the successor's grant", margin.Round(time.Millisecond))
+	assert.GreaterOrEqual(t, margin, wantMargin)
+	token, _ := lease.Token()
+	assert.Greater(t, token, h.Token, "the successor's token fences the paused holder out")
+
+	h.Signal(t, syscall.SIGCONT)
+	ended, cause := h.Ended(t)
+	t.Logf("resumed holder: lease ended %v after the resume: %s", time.Since(ended).Round(time.Millisecond), cause)
+	assert.Contains(t, cause, recipes.ErrLockLost.Error())
+	require.NoError(t, lease.Release(ctx))
+}
+
+// The key is deleted under the holder (evicted, or an operator): its lease
+// ends at its next renewal, well before the TTL would have run out.
+func TestKeyDeletedUnderHolder(t *testing.T) {
+	r := harness.StartRedis(t)
+	admin := rdb(t, r.Addr())
+	ctx := ctxT(t)
+	const ttl = 3 * time.Second
+	lease, err := newLock(t, client(t, r.Addr()), "deleted", redislock.WithTTL(ttl)).Acquire(ctx)
+	require.NoError(t, err)
+	deleted := time.Now()
+	require.NoError(t, admin.Del(ctx, "{deleted}").Err())
+	select {
+	case <-lease.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("the lease did not end")
+	}
+	took := time.Since(deleted)
+	t.Logf("lease ended %v after the delete (renewal every %v)", took.Round(time.Millisecond), ttl/3)
+	assert.Less(t, took, ttl*2/3, "told by a renewal, not by the TTL")
+	assert.ErrorIs(t, lease.Err(), recipes.ErrLockLost)
+	assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
+}
+
+// Redis restarts, empty (no persistence): every lock is gone at once. The
+// holder learns it at its next renewal; a new holder may be granted the
+// lock before that (the window is up to a third of the TTL: use
+// persistence, or fence), and its token is still above the old holder's,
+// since tokens never go below the server's clock.
+func TestRedisRestart(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	old, err := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	r.Stop(t)
+	r.Start(t)
+	select {
+	case <-old.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("the holder never learned its lock was gone")
+	}
+	assert.ErrorIs(t, old.Err(), recipes.ErrLockLost)
+	next, err := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	ot, _ := old.Token()
+	nt, _ := next.Token()
+	assert.Greater(t, nt, ot, "tokens keep growing across a restart without persistence")
+	require.NoError(t, next.Release(ctx))
+}
+
+// Waiters are served in the order they queued.
+func TestFIFO(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	first, err := newLock(t, client(t, r.Addr()), "fifo").Acquire(ctx)
+	require.NoError(t, err)
+	const waiters = 5
+	order := make(chan int, waiters)
+	leases := make(chan recipes.Lease, waiters)
+	for i := range waiters {
+		l := newLock(t, client(t, r.Addr()), "fifo")
+		go func() {
+			lease, err := l.Acquire(ctx)
+			if assert.NoError(t, err) {
+				order <- i
+				leases <- lease
+			}
+		}()
+		// queued before the next one starts
+		require.Eventually(t, func() bool {
+			n, _ := rdb(t, r.Addr()).ZCard(ctx, "{fifo}:queue").Result()
+			return n == int64(i+1)
+		}, waitLimit, 5*time.Millisecond)
+	}
+	require.NoError(t, first.Release(ctx))
+	for want := range waiters {
+		select {
+		case got := <-order:
+			assert.Equal(t, want, got, "served out of order")
+		case <-time.After(waitLimit):
+			t.Fatal("a waiter was never served")
+		}
+		require.NoError(t, (<-leases).Release(context.Background()))
+	}
+}
