@@ -1,5 +1,6 @@
-// Command zklock runs a command while holding a ZooKeeper lock, as flock(1)
-// does with a file lock, for processes on different machines.
+// Command zklock runs a command while holding a lock on ZooKeeper (or, with
+// --backend, on Redis or memcached), as flock(1) does with a file lock, for
+// processes on different machines.
 //
 // Usage:
 //
@@ -30,6 +31,23 @@
 // the lock node, ZKLOCK_PATH, ZKLOCK_NODE and ZKLOCK_TOKEN are set, and a
 // lost lock ends the run as described below. Readers' fencing tokens order
 // them among the writers, not among themselves.
+//
+// Other backends, for services with no ZooKeeper (package compat):
+//
+//	--backend zk|redis|redlock|memcached   where the lock lives (default zk)
+//	--redis HOST:PORT,...    Redis servers: one for --backend redis; several, or
+//	                         --backend redlock, take the lock by Redlock
+//	--memcached HOST:PORT    the memcached server
+//	--ttl DUR                how long the lock outlives a zklock that dies (default 10s;
+//	                         whole seconds for memcached)
+//
+// The lock kinds, --servers, --namespace, --session-timeout and ls are
+// ZooKeeper's only. On every backend the lease ends, and COMMAND is
+// terminated with exit 76, before another process can be granted the lock;
+// ZKLOCK_NODE is ZooKeeper's only, and ZKLOCK_TOKEN is absent with
+// Redlock, which has no fencing token. --data is stored in ZooKeeper nodes
+// only. Global flags may also come before a subcommand: zklock --servers
+// HOST ls PATH.
 //
 // Flags (before PATH or between PATH and --):
 //
@@ -80,7 +98,7 @@
 //
 //	COMMAND's status  COMMAND ran (128+N if it was killed by signal N)
 //	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH
-//	69                ZooKeeper unreachable or failing; COMMAND did not run
+//	69                the backend unreachable or failing; COMMAND did not run
 //	70                internal error (COMMAND's status could not be had)
 //	75                lock not taken: --timeout passed, or --try found it held
 //	76                lock lost while COMMAND ran; COMMAND was terminated

@@ -16,6 +16,11 @@ func main() {
 // dispatch runs the subcommand named by args[0] ("ls", "version") or, for
 // anything else, the lock-and-run, and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
+	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && rest[0] == "ls" {
+		// Global flags before the subcommand, as etcdctl and kubectl take
+		// them: zklock --servers H ls PATH.
+		return lsMain(append(append([]string(nil), global...), rest[1:]...), stdout, stderr)
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "ls":
@@ -40,8 +45,9 @@ const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
 `
 
 const usageText = usageLine + `
-zklock takes the ZooKeeper lock at PATH, runs COMMAND while holding it,
-releases the lock when COMMAND exits and exits with COMMAND's status.
+zklock takes the lock PATH (on ZooKeeper, or with --backend on Redis or
+memcached), runs COMMAND while holding it, releases the lock when COMMAND
+exits and exits with COMMAND's status.
 
 Which lock (at most one of these; default: the mutex, Curator's
 InterProcessMutex, whose waiters are served in the order they asked):
@@ -55,6 +61,16 @@ InterProcessMutex, whose waiters are served in the order they asked):
 Every process locking one PATH must take the same kind of lock (--read and
 --write together are one lock): an --exclusive lock and a queued lock at the
 same PATH do not see each other.
+
+Where the lock lives (default: ZooKeeper):
+  --backend zk|redis|redlock|memcached
+  --redis HOST:PORT,...    Redis servers: one for --backend redis (several: Redlock)
+  --memcached HOST:PORT    the memcached server for --backend memcached
+  --ttl DUR                how long the lock outlives a zklock that dies (redis,
+                           redlock: default 10s; memcached: whole seconds, default 10s)
+On Redis the lock is fair (FIFO) and fenced; Redlock has no fencing token;
+memcached waiters poll. --read, --write, --exclusive, --servers, --namespace
+and --session-timeout are for ZooKeeper only, as is zklock ls.
 
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -70,8 +86,9 @@ DUR is a Go duration (500ms, 10s, 2m) or plain seconds (10, 0.5).
 
 COMMAND runs in its own process group with these in its environment:
   ZKLOCK_PATH   the lock path
-  ZKLOCK_NODE   the path of its lock node
-  ZKLOCK_TOKEN  the lease's fencing token (decimal; grows from holder to holder)
+  ZKLOCK_NODE   the path of its lock node (ZooKeeper only)
+  ZKLOCK_TOKEN  the lease's fencing token (decimal; grows from holder to holder);
+                absent on Redlock, which has none
 SIGINT, SIGTERM and SIGHUP while waiting stop the wait. While COMMAND runs,
 SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to its
 process group. If the lock is lost while COMMAND runs, its process group gets
@@ -88,7 +105,7 @@ zklock ls [--servers ...] [--namespace ...] PATH
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)
   64          usage error
-  69          ZooKeeper unreachable or failing; COMMAND did not run
+  69          the backend unreachable or failing; COMMAND did not run
   75          lock not taken: --timeout passed or --try found it held
   76          lock lost while COMMAND ran; COMMAND was terminated
   126, 127    COMMAND could not be run / was not found
@@ -103,8 +120,10 @@ Examples:
   zklock --write /data/catalog -- ./rebuild-catalog.sh    # alone: no reader, no other writer
   zklock --write --timeout 10m /data/catalog -- ./rebuild-catalog.sh
   zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
+  zklock --backend redis --redis 10.0.0.5:6379 /jobs/backup -- ./backup.sh
+  zklock --backend redlock --redis r1:6379,r2:6379,r3:6379 --ttl 30s /jobs/x -- ./x.sh
   zklock ls /jobs/backup
-  zklock ls /data/catalog
+  zklock --servers zk1:2181 ls /data/catalog
 `
 
 // usageError reports a usage error and returns exitUsage. It is printed even
@@ -139,4 +158,23 @@ func printVersion(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "zklock %s (%s %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// leadingFlags splits off the connection and output flags that come before
+// the first other argument; nil when there are none or they do not parse.
+func leadingFlags(args []string) (global, rest []string) {
+	fs := newFlagSet("zklock")
+	var conn connOptions
+	var out outputOptions
+	conn.register(fs)
+	out.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, args
+	}
+	rest = fs.Args()
+	global = args[:len(args)-len(rest)]
+	if len(global) > 0 && global[len(global)-1] == "--" {
+		return nil, args // an explicit end of flags: not a subcommand
+	}
+	return global, rest
 }

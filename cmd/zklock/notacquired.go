@@ -19,8 +19,8 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		return signalExit(sig.sig)
 	case errors.As(cause, &to):
 		what := "waiting for " + r.lockName()
-		if r.client == nil {
-			what = "connecting to ZooKeeper at " + r.o.conn.servers
+		if r.lock == nil {
+			what = "connecting to " + r.backendAddr()
 		}
 		r.rep.errorf("%v %s%s", to, what, r.describeHolder())
 		return exitTempFail
@@ -37,8 +37,8 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 // the first such waiter is named too ("...; waiting: writer DATA, ...").
 // Nodes of our own session (a waiter's node not yet removed) are left out.
 func (r *runner) describeHolder() string {
-	if r.lock == nil {
-		return ""
+	if r.client == nil {
+		return "" // not known on the other backends
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
 	defer cancel()
@@ -90,4 +90,15 @@ func describeEntry(e lockEntry) string {
 		who = "writer "
 	}
 	return fmt.Sprintf("%s%s, session 0x%x", who, displayData(e.data), e.session)
+}
+
+// backendAddr names the servers zklock connects to, for messages.
+func (r *runner) backendAddr() string {
+	switch r.o.backend.name {
+	case backendRedis, backendRedlock:
+		return "Redis at " + r.o.backend.redis
+	case backendMemcached:
+		return "memcached at " + r.o.backend.memcached
+	}
+	return "ZooKeeper at " + r.o.conn.servers
 }

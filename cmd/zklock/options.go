@@ -95,6 +95,7 @@ type runOptions struct {
 	timeout time.Duration // 0: wait forever
 	grace   time.Duration
 	try     bool
+	backend backendOptions
 	kind    lockKind
 	data    string
 	dataSet bool // --data was given (possibly empty)
@@ -123,6 +124,7 @@ func parseRun(args []string) (*runOptions, error) {
 	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
 	var kinds kindFlags
 	kinds.register(fs)
+	o.backend.register(fs)
 
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -162,11 +164,12 @@ func parseRun(args []string) (*runOptions, error) {
 		return nil, errors.New("empty COMMAND")
 	}
 	o.argv = rest
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "data" {
-			o.dataSet = true
-		}
-	})
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.dataSet = set["data"]
+	if err := o.backend.validate(set); err != nil {
+		return nil, err
+	}
 	if err := o.conn.validate(); err != nil {
 		return nil, err
 	}

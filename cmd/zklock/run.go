@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -58,13 +59,20 @@ type runner struct {
 	rep    *reporter
 	stderr io.Writer
 	sigs   *signals
-	client *session.Client
-	lock   recipes.Locker // nil until connected
+	client *session.Client // ZooKeeper's; nil for the other backends
+	lock   recipes.Locker  // nil until connected
+	close  func()          // closes the backend's clients
 }
 
 // lockName names the lock in messages: "lock PATH" for the mutex, "read
-// lock PATH", "write lock PATH", "exclusive lock PATH" for the others.
-func (r *runner) lockName() string { return r.o.kind.noun() + " " + r.o.path }
+// lock PATH", "write lock PATH", "exclusive lock PATH" for the others, and
+// "redis lock PATH" (redlock, memcached) on the other backends.
+func (r *runner) lockName() string {
+	if r.o.backend.name != backendZK {
+		return r.o.backend.name + " lock " + r.o.path
+	}
+	return r.o.kind.noun() + " " + r.o.path
+}
 
 func (r *runner) run() int {
 	r.sigs = catchSignals()
@@ -77,14 +85,13 @@ func (r *runner) run() int {
 	}
 
 	lease, code := r.acquire()
-	if r.client != nil {
-		defer r.client.Close() // ends the session: nothing of ours outlives it
+	if r.close != nil {
+		defer r.close() // ZooKeeper: ends the session, so nothing of ours outlives it
 	}
 	if lease == nil {
 		return code
 	}
-	token, _ := lease.Token() // every ZooKeeper lease has one
-	r.rep.infof("acquired %s (token %d, node %s)", r.lockName(), token, lease.Node())
+	r.rep.infof("acquired %s (%s)", r.lockName(), describeLease(lease))
 	if sig := r.sigs.pending(); sig != nil {
 		// Asked to stop just as the lock came: do not start COMMAND.
 		r.release(lease)
@@ -94,9 +101,58 @@ func (r *runner) run() int {
 	return r.runHolding(cmd, lease)
 }
 
+// describeLease is "token N, node PATH" for messages (each when it has one).
+func describeLease(lease recipes.Lease) string {
+	var parts []string
+	if token, ok := lease.Token(); ok {
+		parts = append(parts, "token "+strconv.FormatInt(token, 10))
+	} else {
+		parts = append(parts, "no fencing token")
+	}
+	if zl, ok := lease.(znode.Lease); ok {
+		parts = append(parts, "node "+zl.Node())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// open connects to the backend and sets r.lock (and, for ZooKeeper,
+// r.client), as long as ctx allows. It returns an exit status and false
+// when it cannot.
+func (r *runner) open(ctx context.Context) (int, bool) {
+	if r.o.backend.name != backendZK {
+		lock, closeAll, err := r.o.backend.openCompat(ctx, r.o.path)
+		switch {
+		case errors.Is(err, recipes.ErrInvalidArgument):
+			return usageError(r.stderr, "%v", err), false
+		case err != nil:
+			return r.notAcquired(ctx, err), false
+		}
+		r.lock, r.close = lock, closeAll
+		r.rep.infof("connected to %s", r.o.backend.name)
+		return exitOK, true
+	}
+	client, err := connect(ctx, r.o.conn, r.rep)
+	if err != nil {
+		if errors.Is(err, session.ErrInvalidArgument) {
+			return usageError(r.stderr, "invalid --servers: %s", invalidReason(err)), false
+		}
+		return r.notAcquired(ctx, fmt.Errorf("cannot connect to ZooKeeper at %s: %w", r.o.conn.servers, err)), false
+	}
+	r.client, r.close = client, client.Close
+	if s := client.CurrentSession(); s != nil {
+		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
+	}
+	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data))
+	if err != nil {
+		return usageError(r.stderr, "%v", err), false
+	}
+	r.lock = lock
+	return exitOK, true
+}
+
 // acquire connects and waits for the lock, as long as --timeout and signals
 // allow. Without a lease it returns the exit status.
-func (r *runner) acquire() (znode.Lease, int) {
+func (r *runner) acquire() (recipes.Lease, int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopWatch := r.sigs.cancelOnSignal(cancel)
@@ -107,29 +163,16 @@ func (r *runner) acquire() (znode.Lease, int) {
 		defer stop()
 	}
 
-	client, err := connect(ctx, r.o.conn, r.rep)
-	if err != nil {
-		if errors.Is(err, session.ErrInvalidArgument) {
-			return nil, usageError(r.stderr, "invalid --servers: %s", invalidReason(err))
-		}
-		return nil, r.notAcquired(ctx, fmt.Errorf("cannot connect to ZooKeeper at %s: %w", r.o.conn.servers, err))
+	if code, ok := r.open(ctx); !ok {
+		return nil, code
 	}
-	r.client = client
-	if s := client.CurrentSession(); s != nil {
-		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
-	}
-	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data))
-	if err != nil {
-		return nil, usageError(r.stderr, "%v", err)
-	}
-	r.lock = lock
-
 	r.rep.infof("waiting for %s", r.lockName())
 	var lease recipes.Lease
+	var err error
 	if r.o.try {
-		lease, err = lock.TryAcquire(ctx)
+		lease, err = r.lock.TryAcquire(ctx)
 	} else {
-		lease, err = lock.Acquire(ctx)
+		lease, err = r.lock.Acquire(ctx)
 	}
 	stopWatch()
 	var sig interrupted
@@ -140,13 +183,7 @@ func (r *runner) acquire() (znode.Lease, int) {
 	}
 	switch {
 	case err == nil:
-		nl, ok := lease.(znode.Lease)
-		if !ok { // every ZooKeeper lock's lease is one
-			r.release(lease)
-			r.rep.errorf("%s: lease %T has no node", r.lockName(), lease)
-			return nil, exitUnavailable
-		}
-		return nl, exitOK
+		return lease, exitOK
 	case errors.Is(err, recipes.ErrLocked):
 		r.rep.errorf("%s is held%s", r.lockName(), r.describeHolder())
 		return nil, exitTempFail
@@ -156,14 +193,17 @@ func (r *runner) acquire() (znode.Lease, int) {
 }
 
 // runHolding runs COMMAND under lease and returns the exit status.
-func (r *runner) runHolding(cmd *command, lease znode.Lease) int {
+func (r *runner) runHolding(cmd *command, lease recipes.Lease) int {
 	r.sigs.catchForwarded()
-	token, _ := lease.Token() // every ZooKeeper lease has one
-	env := append(os.Environ(),
-		"ZKLOCK_PATH="+r.o.path,
-		"ZKLOCK_NODE="+lease.Node(),
-		"ZKLOCK_TOKEN="+strconv.FormatInt(token, 10))
-	nodeGone := watchNode(r.client, lease)
+	env := append(os.Environ(), "ZKLOCK_PATH="+r.o.path)
+	if token, ok := lease.Token(); ok { // absent where the backend has none (redlock)
+		env = append(env, "ZKLOCK_TOKEN="+strconv.FormatInt(token, 10))
+	}
+	var nodeGone <-chan error // ZooKeeper: an operator deleting the node breaks the lock
+	if zl, ok := lease.(znode.Lease); ok {
+		env = append(env, "ZKLOCK_NODE="+zl.Node())
+		nodeGone = watchNode(r.client, zl)
+	}
 	ch, err := startChild(cmd, env, controllingTerminal())
 	if err != nil {
 		code, msg := startFailure(r.o.argv[0], err)
@@ -206,7 +246,7 @@ func (r *runner) lost(ch *child, cause error) int {
 
 // finish releases the lock after COMMAND exited and returns the status:
 // COMMAND's, unless the lock turned out lost before it was released.
-func (r *runner) finish(lease znode.Lease, res exitResult) int {
+func (r *runner) finish(lease recipes.Lease, res exitResult) int {
 	if res.err != nil {
 		r.rep.errorf("%v", res.err)
 		r.release(lease)

@@ -47,7 +47,6 @@ func TestUsageErrors(t *testing.T) {
 		{"kind flag for ls", []string{"ls", "--read", "/lock"}, "flag provided but not defined: --read"},
 		{"bad namespace", []string{"--namespace", "ns", "/lock", "--", "true"}, `invalid --namespace: path "ns": not absolute`},
 		{"bad server port", []string{"--servers", "127.0.0.1:99999", "/lock", "--", "true"}, `invalid --servers: server address "127.0.0.1:99999": bad port "99999"`},
-		{"subcommand after flags", []string{"--servers", "127.0.0.1:1", "ls", "/lock"}, "subcommands come first"},
 		{"ls without PATH", []string{"ls"}, "ls: missing PATH"},
 		{"ls relative PATH", []string{"ls", "lock"}, `ls: invalid PATH: path "lock": not absolute`},
 		{"ls extra argument", []string{"ls", "/lock", "extra"}, `ls: unexpected argument "extra" after PATH`},

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/compat/redlock"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// The backends --backend names.
+const (
+	backendZK        = "zk"
+	backendRedis     = "redis"
+	backendRedlock   = "redlock"
+	backendMemcached = "memcached"
+)
+
+// pingTimeout bounds the check that a Redis or memcached server answers
+// before zklock waits for its lock (ZooKeeper has its connection timeout).
+const pingTimeout = 15 * time.Second
+
+// backendOptions are --backend and the flags of the other backends.
+type backendOptions struct {
+	name      string
+	redis     string
+	memcached string
+	ttl       time.Duration
+}
+
+func (b *backendOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: zk, redis, redlock or memcached")
+	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock)")
+	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
+	fs.Var(durationValue{d: &b.ttl}, "ttl", "lock TTL for redis, redlock and memcached (default 10s)")
+}
+
+// validate checks the backend flags against the others set (by name).
+func (b *backendOptions) validate(set map[string]bool) error {
+	switch b.name {
+	case backendZK:
+		for _, f := range []string{"redis", "memcached", "ttl"} {
+			if set[f] {
+				return fmt.Errorf("--%s needs --backend redis, redlock or memcached", f)
+			}
+		}
+		return nil
+	case backendRedis, backendRedlock:
+		if b.redis == "" {
+			return fmt.Errorf("--backend %s needs --redis HOST:PORT[,HOST:PORT...]", b.name)
+		}
+		if _, err := splitAddrs("--redis", b.redis); err != nil {
+			return err
+		}
+	case backendMemcached:
+		if b.memcached == "" {
+			return errors.New("--backend memcached needs --memcached HOST:PORT")
+		}
+		if strings.Contains(b.memcached, ",") {
+			return errors.New("--memcached takes one server")
+		}
+	default:
+		return fmt.Errorf("unknown --backend %q: zk, redis, redlock or memcached", b.name)
+	}
+	for _, f := range []string{"read", "write", "exclusive", "namespace", "session-timeout", "servers"} {
+		if set[f] {
+			return fmt.Errorf("--%s needs --backend zk", f)
+		}
+	}
+	return nil
+}
+
+// splitAddrs splits a comma-separated list of HOST:PORT.
+func splitAddrs(flagName, s string) ([]string, error) {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			return nil, fmt.Errorf("%s %q: empty server address", flagName, s)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ttlOr is the --ttl given, or def.
+func (b *backendOptions) ttlOr(def time.Duration) time.Duration {
+	if b.ttl > 0 {
+		return b.ttl
+	}
+	return def
+}
+
+// openCompat connects to the Redis or memcached backend (checking that it
+// answers, as ZooKeeper's connect does) and returns the lock named name
+// and what closes the clients.
+func (b *backendOptions) openCompat(ctx context.Context, name string) (recipes.Locker, func(), error) {
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	switch b.name {
+	case backendMemcached:
+		mc := memcache.New(b.memcached)
+		closeAll := func() { _ = mc.Close() }
+		if err := ping(pctx, mc.Ping); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("cannot reach memcached at %s: %w", b.memcached, err)
+		}
+		l, err := memcachedlock.New(mc, name, memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL)))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		return l, closeAll, nil
+	}
+	addrs, _ := splitAddrs("--redis", b.redis)
+	clients := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		clients[i] = redis.NewClient(&redis.Options{Addr: a})
+	}
+	closeAll := func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}
+	if err := pingRedis(pctx, clients); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("cannot reach Redis at %s: %w", b.redis, err)
+	}
+	if b.name == backendRedis && len(clients) == 1 {
+		c, err := redislock.NewClient(clients[0])
+		if err == nil {
+			var l *redislock.Lock
+			if l, err = redislock.New(c, name, redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))); err == nil {
+				return l, func() { _ = c.Close(); closeAll() }, nil
+			}
+		}
+		closeAll()
+		return nil, nil, err
+	}
+	servers := make([]redlock.Redis, len(clients))
+	for i, c := range clients {
+		servers[i] = c
+	}
+	l, err := redlock.New(servers, name, redlock.WithTTL(b.ttlOr(redlock.DefaultTTL)))
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return l, closeAll, nil
+}
+
+// pingRedis succeeds when a majority of the servers answer PING (one of
+// one for a single server).
+func pingRedis(ctx context.Context, clients []*redis.Client) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Go(func() {
+			if err := c.Ping(ctx).Err(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > (len(clients)-1)/2 {
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// ping runs a call that takes no context, abandoning it when ctx ends.
+func ping(ctx context.Context, call func() error) error {
+	res := make(chan error, 1)
+	go func() { res <- call() }()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

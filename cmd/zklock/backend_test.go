@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+)
+
+// envScript prints what zklock put in COMMAND's environment ("-" when
+// unset).
+const envScript = `echo "path=$ZKLOCK_PATH"; echo "node=${ZKLOCK_NODE--}"; echo "token=${ZKLOCK_TOKEN--}"`
+
+func runEnv(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	code, p := runZklock(t, append(args, "--", "sh", "-c", envScript)...)
+	require.Equal(t, 0, code, "stderr: %s", p.stderr)
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		out[k] = v
+	}
+	return out
+}
+
+// The same command runs under a lock on each backend; a backend with no
+// fencing token (Redlock) leaves ZKLOCK_TOKEN out, and only ZooKeeper has a
+// node.
+func TestBackends(t *testing.T) {
+	r := harness.StartRedisN(t, 3)
+	m := harness.StartMemcached(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		token bool
+	}{
+		{"redis", []string{"--backend", "redis", "--redis", r[0].Addr(), "--ttl", "2s"}, true},
+		{"redlock", []string{"--backend", "redlock", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()}, false},
+		{"redis with several servers is Redlock", []string{"--backend", "redis", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()}, false},
+		{"memcached", []string{"--backend", "memcached", "--memcached", m.Addr(), "--ttl", "2s"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := lockPath(t)
+			env := runEnv(t, append(tc.args, path)...)
+			assert.Equal(t, path, env["path"])
+			assert.Equal(t, "-", env["node"], "no node outside ZooKeeper")
+			if !tc.token {
+				assert.Equal(t, "-", env["token"], "no fencing token: none is given")
+				return
+			}
+			first, err := strconv.ParseInt(env["token"], 10, 64)
+			require.NoError(t, err)
+			env = runEnv(t, append(tc.args, path)...)
+			second, err := strconv.ParseInt(env["token"], 10, 64)
+			require.NoError(t, err)
+			assert.Greater(t, second, first, "tokens grow from holder to holder")
+		})
+	}
+}
+
+// The lock is lost while COMMAND runs (its key deleted): COMMAND is
+// terminated and zklock exits 76, as on ZooKeeper.
+func TestCompatLockLost(t *testing.T) {
+	r := harness.StartRedis(t)
+	path := lockPath(t)
+	p := startZklock(t, "--backend", "redis", "--redis", r.Addr(), "--ttl", "1s", "--grace", "1s",
+		path, "--", "sh", "-c", holdScript)
+	p.waitOutput(t, p.stdout, "ready")
+	admin := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer admin.Close()
+	require.NoError(t, admin.Del(context.Background(), "{"+path+"}").Err())
+	assert.Equal(t, exitLockLost, p.wait(t))
+	assert.Contains(t, p.stderr.String(), "redis lock "+path+" lost while sh was running")
+}
+
+// A Redis that does not answer: exit 69, as for ZooKeeper.
+func TestCompatUnreachable(t *testing.T) {
+	code, p := runZklock(t, "--backend", "redis", "--redis", "127.0.0.1:1", "--timeout", "30s", "/x", "--", "true")
+	assert.Equal(t, exitUnavailable, code)
+	assert.Contains(t, p.stderr.String(), "cannot reach Redis at 127.0.0.1:1")
+}
+
+func TestBackendUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--backend", "etcd"}, `unknown --backend "etcd"`},
+		{[]string{"--backend", "redis"}, "--backend redis needs --redis"},
+		{[]string{"--redis", "127.0.0.1:1"}, "--redis needs --backend redis, redlock or memcached"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--read"}, "--read needs --backend zk"},
+		{[]string{"--backend", "memcached"}, "--backend memcached needs --memcached"},
+		{[]string{"--backend", "memcached", "--memcached", "a:1,b:2"}, "--memcached takes one server"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,"}, "empty server address"},
+	} {
+		code, p := runZklock(t, append(tc.args, "/x", "--", "true")...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, p.stderr.String(), tc.msg, "%v", tc.args)
+	}
+}
+
+// Global flags before a subcommand work, as users type them.
+func TestGlobalFlagsBeforeLs(t *testing.T) {
+	srv := zkServers(t)
+	path := lockPath(t)
+	h := holdLock(t, srv, path)
+	code, p := runZklock(t, "--servers", srv, "ls", path)
+	assert.Equal(t, exitOK, code, "stderr: %s", p.stderr)
+	assert.Contains(t, p.stdout.String(), "holder")
+	h.closeStdin(t)
+	assert.Equal(t, exitOK, h.wait(t))
+}
