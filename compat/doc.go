@@ -1,0 +1,51 @@
+// Package compat is the home of the locks for services with no ZooKeeper:
+// the recipes contract (recipes.Locker, recipes.Lease) over Redis and
+// memcached, one package per backend, so that switching backends is a
+// change of constructor, and a program links only the client it uses:
+//
+//   - compat/redislock: one Redis (or one Redis Cluster slot). Fair (FIFO),
+//     fenced, one round trip to acquire, no polling.
+//   - compat/redlock: N independent Redis servers, by Redlock. No fencing
+//     token.
+//   - compat/memcachedlock: one memcached. Fenced by the item's CAS value;
+//     waiters poll.
+//
+// On every backend the holder is told first: the lease's context is
+// cancelled, with a cause that is recipes.ErrLockLost, a margin
+// (recipes.DriftMargin) before the server may let the lock go, from a
+// deadline the client keeps on its own monotonic clock, renewed by a
+// watchdog every third of the time it trusts the lock. Every release is
+// compare-and-delete, and every failure path leaves nothing behind.
+//
+// # Why not the recipes everyone copies
+//
+// SETNX then EXPIRE: two commands, so a client that dies between them
+// leaves a key without a TTL, and the lock is held forever. SET with NX and
+// PX in one command fixed that (Redis 2.6.12); every lock here sets the TTL
+// in the same command or script that takes the lock.
+//
+// SETNX with a timestamp, and GETSET to take over an expired one (the old
+// Redis documentation's recipe): it trusts the clients' clocks to agree,
+// and a waiter that finds the lock expired overwrites the timestamp with
+// GETSET even when another waiter took it over a moment earlier, so the
+// live holder's expiry is moved by someone else, and two clients may each
+// believe they hold the lock. Expiry here is the server's relative TTL,
+// and the client keeps its own deadline on its monotonic clock.
+//
+// WATCH, MULTI, EXEC (optimistic transactions): no expiry, so a crashed
+// holder keeps the lock, and under contention every waiter's transaction
+// fails and retries, a herd that burns round trips. A Lua script is atomic
+// without retries.
+//
+// Get then delete to release (a GET to check the value, then a DEL): two
+// commands, so between them the key can expire and another client take the
+// lock, which the DEL then deletes. The same with memcached's get then
+// delete (laravel#26213, celery#3930). Releases here are one atomic
+// compare-and-delete: a script on Redis, a compare-and-swap with an expiry
+// of -1 on memcached.
+//
+// A SQL table of locks without expiry (INSERT to take, DELETE to release):
+// a holder that crashes, or loses its connection after the INSERT
+// committed, holds the lock until someone deletes the row by hand, and
+// nothing tells a holder that it no longer holds it.
+package compat
