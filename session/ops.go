@@ -232,22 +232,38 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 
 // Exists reports whether path exists, with its Stat when it does.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+	ok, st, _, err := c.exists(ctx, path, false)
+	return ok, st, err
+}
+
+// ExistsW is Exists that also leaves a watch on path, which fires when it
+// is created, deleted or changed.
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	return c.exists(ctx, path, true)
+}
+
+func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *zk.Stat, <-chan zk.Event, error) {
 	if err := ValidatePath(path); err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
 	var (
 		ok bool
 		st *zk.Stat
+		ev <-chan zk.Event
 	)
 	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
-		ok, st, err = conn.Exists(full)
+		if watch {
+			ok, st, ev, err = conn.ExistsW(full)
+		} else {
+			ok, st, err = conn.Exists(full)
+		}
 		return err
 	})
 	if err != nil {
-		return false, nil, opError("exists", path, err)
+		return false, nil, nil, opError("exists", path, err)
 	}
-	return ok, st, nil
+	return ok, st, ev, nil
 }
 
 // Set writes data to path if its version matches (-1: any version).

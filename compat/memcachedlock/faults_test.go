@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -22,7 +22,7 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	p := harness.NewProxy(t, m.Addr())
 	holder := newLock(t, client(t, p.Addr()), "blackhole", memcachedlock.WithTTL(faultTTL))
 	successor := newLock(t, client(t, m.Addr()), "blackhole", memcachedlock.WithTTL(faultTTL))
-	compattest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) }, recipes.DriftMargin(faultTTL)-10*time.Millisecond)
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) }, recipes.DriftMargin(faultTTL)-10*time.Millisecond)
 	p.Restore(t)
 }
 

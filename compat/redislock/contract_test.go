@@ -8,16 +8,19 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	compattest.RunHolderIfChild(holderLock) // a child process of TestPausedHolder
+	holdertest.RunIfChild(holderLock, func(l recipes.Lease) time.Time { // a child process of TestPausedHolder
+		return ttl.Deadline(l.(*recipes.HeldLease).Holding())
+	})
 	goleak.VerifyTestMain(m)
 }
 

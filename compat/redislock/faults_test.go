@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -29,7 +29,7 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	p := harness.NewProxy(t, r.Addr())
 	holder := newLock(t, client(t, p.Addr()), "blackhole", redislock.WithTTL(faultTTL))
 	successor := newLock(t, client(t, r.Addr()), "blackhole", redislock.WithTTL(faultTTL))
-	compattest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) }, wantMargin)
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) }, wantMargin)
 	p.Restore(t)
 }
 
@@ -38,9 +38,9 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 // the margin, and once resumed the holder sees its lease ended at once.
 func TestPausedHolder(t *testing.T) {
 	r := harness.StartRedis(t)
-	h := compattest.StartHolder(t, fmt.Sprintf("%s|paused|%s", r.Addr(), faultTTL))
+	h := holdertest.Start(t, fmt.Sprintf("%s|paused|%s", r.Addr(), faultTTL))
 	h.Signal(t, syscall.SIGSTOP)
-	ctx := compattest.Ctx(t)
+	ctx := ctxT(t)
 	lease, err := newLock(t, client(t, r.Addr()), "paused", redislock.WithTTL(faultTTL)).Acquire(ctx)
 	require.NoError(t, err)
 	granted := time.Now()

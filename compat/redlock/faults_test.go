@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zkrecipes/zkrecipes/compat/internal/compattest"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -29,7 +29,7 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	successor := newLock(t, servers, "blackhole", redlock.WithTTL(ttl), redlock.WithRetryDelay(10*time.Millisecond))
-	compattest.HolderToldFirst(t, holder, successor, func() {
+	holdertest.HolderToldFirst(t, holder, successor, func() {
 		for _, p := range proxies {
 			p.Blackhole(t)
 		}

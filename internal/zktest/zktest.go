@@ -153,3 +153,8 @@ func Token(t testing.TB, lease recipes.Lease) int64 {
 	}
 	return token
 }
+
+// contextWithLimit is a context bounded by WaitLimit.
+func contextWithLimit() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), WaitLimit)
+}

@@ -1,0 +1,230 @@
+// Package holdertest is what the lock tests of every backend share to check
+// the promise that a holder is told first: HolderToldFirst measures the
+// margin by which a holder cut off from its server is told before its
+// successor is granted the lock, and Start runs a holder in a child process
+// (the test binary itself, started again) that a test can kill (SIGKILL)
+// or pause (SIGSTOP), as a crash or a long pause would. It is test
+// support, not API.
+package holdertest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// WaitLimit bounds every wait for the child.
+const WaitLimit = 60 * time.Second
+
+// holderEnv makes a test binary a lock-holding child process; its value is
+// the spec given to the test's NewLockerFunc.
+const holderEnv = "ZKR_TEST_HOLDER"
+
+// NewLockerFunc builds, in the child, the Locker that spec describes.
+type NewLockerFunc func(spec string) (recipes.Locker, error)
+
+// DeadlineFunc says until when a lease is trusted unless renewed (a TTL
+// lease's deadline, a session's trust), for the test to compare with a
+// successor's grant.
+type DeadlineFunc func(recipes.Lease) time.Time
+
+// RunIfChild turns this test binary into a holder process when Start
+// started it: it acquires the lock, prints "acquired <token> <deadline>"
+// (deadline in Unix nanoseconds, 0 when deadline is nil), and when the
+// lease ends prints "ended <when> <cause>" and exits. Call it first in
+// TestMain.
+func RunIfChild(newLocker NewLockerFunc, deadline DeadlineFunc) {
+	spec := os.Getenv(holderEnv)
+	if spec == "" {
+		return
+	}
+	os.Exit(holdMain(spec, newLocker, deadline))
+}
+
+func holdMain(spec string, newLocker NewLockerFunc, deadline DeadlineFunc) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l, err := newLocker(spec)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	token, _ := lease.Token()
+	var until int64
+	if deadline != nil {
+		until = deadline(lease).UnixNano()
+	}
+	fmt.Println("acquired", token, until)
+	select {
+	case <-lease.Done():
+		fmt.Println("ended", time.Now().UnixNano(), context.Cause(lease.Context()))
+	case <-ctx.Done():
+	}
+	return 0
+}
+
+// Holder is a child process holding a lock.
+type Holder struct {
+	cmd      *exec.Cmd
+	lines    chan string
+	Token    int64
+	Deadline time.Time // when its lease stops being trusted, unless renewed (zero when unknown)
+}
+
+// Start starts this test binary as a holder of the lock spec describes
+// and returns once it holds it; t's cleanup kills it.
+func Start(t *testing.T, spec string) *Holder {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &Holder{cmd: cmd, lines: make(chan string, 4)}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		defer close(h.lines)
+		for s := bufio.NewScanner(out); s.Scan(); {
+			h.lines <- s.Text()
+		}
+	}()
+	f := strings.Fields(h.next(t, "acquired"))
+	if len(f) != 3 {
+		t.Fatalf("holder process said %q", f)
+	}
+	h.Token, _ = strconv.ParseInt(f[1], 10, 64)
+	if ns, _ := strconv.ParseInt(f[2], 10, 64); ns != 0 {
+		h.Deadline = time.Unix(0, ns)
+	}
+	return h
+}
+
+// Kill kills the holder with SIGKILL, as a crash would.
+func (h *Holder) Kill(t *testing.T) { t.Helper(); h.Signal(t, syscall.SIGKILL) }
+
+// next returns the holder's next line, which must start with want.
+func (h *Holder) next(t *testing.T, want string) string {
+	t.Helper()
+	select {
+	case l, ok := <-h.lines:
+		if !ok || !strings.HasPrefix(l, want+" ") {
+			t.Fatalf("holder process said %q, want %q ...", l, want)
+		}
+		return l
+	case <-time.After(WaitLimit):
+		t.Fatalf("holder process said nothing in %v", WaitLimit)
+		return ""
+	}
+}
+
+// Signal sends sig to the holder (SIGSTOP pauses it, SIGCONT resumes it).
+func (h *Holder) Signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := h.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Ended waits until the holder reports its lease ended, and returns when
+// and why.
+func (h *Holder) Ended(t *testing.T) (time.Time, string) {
+	t.Helper()
+	f := strings.SplitN(h.next(t, "ended"), " ", 3)
+	ns, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Unix(0, ns), f[2]
+}
+
+// moment records when something happened, once.
+type moment struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (m *moment) mark() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at.IsZero() {
+		m.at = time.Now()
+	}
+}
+
+func (m *moment) get() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.at
+}
+
+// HolderToldFirst takes the lock with holder, queues successor behind it,
+// runs cut (which cuts the holder off from its server: a blackhole), and
+// checks that the holder's lease ended at least want before successor was
+// granted the lock. It returns the measured margin.
+func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(), want time.Duration) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	defer cancel()
+	lease, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	var told moment
+	context.AfterFunc(lease.Context(), told.mark)
+	type grant struct {
+		lease recipes.Lease
+		at    time.Time
+		err   error
+	}
+	next := make(chan grant, 1)
+	go func() {
+		l, err := successor.Acquire(ctx)
+		next <- grant{l, time.Now(), err}
+	}()
+	time.Sleep(100 * time.Millisecond) // let it queue
+	cut()
+	var g grant
+	select {
+	case g = <-next:
+	case <-time.After(WaitLimit):
+		t.Fatal("the successor never acquired")
+	}
+	if g.err != nil {
+		t.Fatalf("successor: %v", g.err)
+	}
+	defer func() { _ = g.lease.Release(context.Background()) }()
+	at := told.get()
+	if at.IsZero() {
+		t.Fatal("the successor was granted the lock while the holder's lease was live")
+	}
+	margin := g.at.Sub(at)
+	t.Logf("holder told %v before the successor's grant (want at least %v); cause: %v",
+		margin.Round(time.Millisecond), want, context.Cause(lease.Context()))
+	if margin < want {
+		t.Errorf("the holder was told %v before the successor's grant, want at least %v", margin, want)
+	}
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, recipes.ErrLockLost) {
+		t.Errorf("cause %v is not recipes.ErrLockLost", cause)
+	}
+	return margin
+}

@@ -1,0 +1,200 @@
+// Package leader is leader election on ZooKeeper, wire-compatible with
+// Curator's LeaderLatch and LeaderSelector, so that Go and Java
+// participants share one election.
+//
+// A participant campaigns by queueing an ephemeral sequential node under
+// the election path, its participant id as the node's data: Curator's
+// LeaderLatch nodes "_c_<uuid>-latch-<seq10>" (NewLatch), or, for
+// LeaderSelector, an InterProcessMutex's "_c_<uuid>-lock-<seq10>"
+// (NewSelector). The lowest node leads; every other participant watches only
+// its predecessor. Curator's two recipes differ only in their nodes and
+// in their callbacks; here both have the same Go shape:
+//
+//	e, _ := leader.NewLatch(client, "/election/orders", "worker-7")
+//	err := e.Run(ctx, func(ctx context.Context) error {
+//		// Lead until ctx ends: it is cancelled, with a cause, the moment
+//		// leadership can no longer be trusted. Then Run campaigns again.
+//		return serve(ctx)
+//	})
+//
+// Campaign blocks until this participant leads and returns its
+// Leadership: a Context cancelled when leadership ends, a fencing Token
+// (the czxid of the leader's node, which, unlike the sequence, never goes
+// back when the parent is reaped and recreated), and Resign. Leader and
+// Observe show the current leader, or that there is none; Participants
+// lists the queue.
+//
+// # Never two trusted leaders
+//
+// Leadership is a lease of the engine that the mutex uses, with the same
+// guarantee: its context is cancelled, with a cause that is
+// recipes.ErrLockLost, when the session it was won in can no longer be
+// trusted: at suspension under the default error policy, and under
+// session.OnlyLostIsLost no later than the client's own clock says the
+// server may expire the session (the session package doc gives the
+// margin). Either way it is before the server can expire the session and
+// let a successor lead. A node of ours is taken as leading only if it was
+// created in the session value we trust (Curator's CURATOR-498 and -696
+// were leaders adopting a node of a dying or another session), and a
+// suspension is never papered over by a reconnection (CURATOR-620). Resign
+// (and the end of Run's function) deletes our node at once, so that a
+// successor leads within a few round trips, not a session timeout.
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/internal/engine"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Curator's node names.
+const (
+	// LatchName is LeaderLatch's.
+	LatchName = "latch-"
+	// SelectorName is LeaderSelector's: its InterProcessMutex's.
+	SelectorName = "lock-"
+)
+
+// Election is one participant of the election at a path. It is a
+// recipes.Locker too (Acquire is Campaign), so that it can be used where a
+// lock is expected.
+type Election struct {
+	c    *session.Client
+	lock *engine.Lock
+	path string
+	id   string
+	name string
+}
+
+var _ recipes.Locker = (*Election)(nil)
+
+// NewLatch returns participant id of the election at path, with Curator's
+// LeaderLatch nodes. No I/O is done.
+func NewLatch(c *session.Client, path, id string) (*Election, error) {
+	return newElection(c, path, id, LatchName)
+}
+
+// NewSelector returns participant id of the election at path, with
+// Curator's LeaderSelector nodes (an InterProcessMutex's). No I/O is done.
+func NewSelector(c *session.Client, path, id string) (*Election, error) {
+	return newElection(c, path, id, SelectorName)
+}
+
+func newElection(c *session.Client, path, id, name string) (*Election, error) {
+	if err := engine.CheckPath(c, path); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	driver := engine.LeaseDriver{Leases: 1, Kind: name}
+	return &Election{
+		c: c, path: path, id: id, name: name,
+		lock: engine.NewLock(engine.Client(c), path, name, []string{name}, driver, []byte(id)),
+	}, nil
+}
+
+// ID is this participant's id, the data of its node.
+func (e *Election) ID() string { return e.id }
+
+// Path is the election's path.
+func (e *Election) Path() string { return e.path }
+
+// Leadership is this participant leading, from Campaign until Resign or
+// until leadership can no longer be trusted.
+type Leadership struct {
+	lease znode.Lease
+}
+
+// Context is cancelled when leadership ends: Resign, or a cause that is
+// recipes.ErrLockLost.
+func (l *Leadership) Context() context.Context { return l.lease.Context() }
+
+// Done is Context().Done().
+func (l *Leadership) Done() <-chan struct{} { return l.lease.Done() }
+
+// Err is nil while leading, then why it ended.
+func (l *Leadership) Err() error { return l.lease.Err() }
+
+// Token is the fencing token: the czxid of the leader's node, strictly
+// greater than every earlier leader's.
+func (l *Leadership) Token() int64 {
+	token, _ := l.lease.Token() // every ZooKeeper lease has one
+	return token
+}
+
+// Node is the leader's node.
+func (l *Leadership) Node() string { return l.lease.Node() }
+
+// Lease is the leadership as a lock lease (for GuardedMulti, or code that
+// takes a recipes.Lease).
+func (l *Leadership) Lease() znode.Lease { return l.lease }
+
+// Resign ends the leadership and deletes our node, so that the next
+// participant leads at once. It returns an error that is
+// recipes.ErrLockLost when leadership had already been lost.
+func (l *Leadership) Resign(ctx context.Context) error { return l.lease.Release(ctx) }
+
+// Campaign queues this participant and blocks until it leads, ctx ends (an
+// error that is recipes.ErrNotAcquired and ctx's; our node is removed) or
+// the client is closed. A campaign whose session ends goes on under the
+// next session, keeping its place if the session survived.
+func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
+	le, err := e.lock.Acquire(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Leadership{lease: le.(znode.Lease)}, nil
+}
+
+// Acquire implements recipes.Locker: Campaign, as a lease.
+func (e *Election) Acquire(ctx context.Context) (recipes.Lease, error) {
+	return e.lock.Acquire(ctx, false)
+}
+
+// TryAcquire leads if no one else leads or waits ahead now, and otherwise
+// fails at once with recipes.ErrLocked.
+func (e *Election) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return e.lock.Acquire(ctx, true)
+}
+
+// Lead campaigns, runs fn while leading (its context ends when leadership
+// does, or when ctx does), and resigns when fn returns. It returns fn's
+// error, joined with an error that is recipes.ErrLockLost when leadership
+// was lost while fn ran; when ctx ends before leadership comes, an error
+// that is recipes.ErrNotAcquired. It is Curator's LeaderSelector without
+// requeue.
+func (e *Election) Lead(ctx context.Context, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return fmt.Errorf("leader: %w: nil function", recipes.ErrInvalidArgument)
+	}
+	return recipes.WithLock(ctx, e, fn)
+}
+
+// Run leads again and again: it campaigns, runs fn while leading, resigns
+// when fn returns or leadership is lost, and campaigns again, until ctx
+// ends; then it returns ctx's error (wrapped: recipes.ErrNotAcquired when
+// it was waiting). fn's errors do not stop it (Curator's autoRequeue); a
+// campaign that cannot go on (the client closed) does.
+func (e *Election) Run(ctx context.Context, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return fmt.Errorf("leader: %w: nil function", recipes.ErrInvalidArgument)
+	}
+	for {
+		err := e.Lead(ctx, fn)
+		switch {
+		case ctx.Err() != nil:
+			return recipes.NotAcquired(ctx)
+		case errors.Is(err, recipes.ErrNotAcquired):
+			return err // not a loss of leadership: the campaign itself failed
+		}
+	}
+}
+
+// Participants lists the election's queue, the leader first (Curator's
+// getParticipants); Data is each participant's id.
+func (e *Election) Participants(ctx context.Context) ([]znode.Participant, error) {
+	return e.lock.Participants(ctx)
+}
