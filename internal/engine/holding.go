@@ -11,14 +11,16 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// holding is a lock node that holds a lock: the ZooKeeper side of a
-// recipes.Holding, which keeps the leases that re-entered it. The holding
-// ends, with a cause that is ErrLockLost, when the session value it was
-// taken under ends; the last Release deletes the node.
+// holding is the node (or, for a semaphore's n leases, the nodes) that
+// holds a lock: the ZooKeeper side of a recipes.Holding, which keeps the
+// leases that re-entered it. The holding ends, with a cause that is
+// ErrLockLost, when the session value it was taken under ends; the last
+// Release deletes the nodes.
 type holding struct {
 	rh    *recipes.Holding
 	conn  Conn
-	node  string // client path of the lock node
+	node  string   // client path of the lock node (the first, for a semaphore)
+	more  []string // a semaphore's other lease nodes
 	token int64
 	sess  Session
 	// shared marks a node at a fixed path that another holder may create
@@ -34,8 +36,8 @@ type holding struct {
 // values (not the cancellation) of the Acquire call; owner is the lock,
 // for re-entry; shared: see holding.shared.
 func newHolding(base context.Context, c Conn, owner any, node string, token int64,
-	sess Session, shared bool) *lease {
-	h := &holding{conn: c, node: node, token: token, sess: sess, shared: shared}
+	sess Session, shared bool, more ...string) *lease {
+	h := &holding{conn: c, node: node, more: more, token: token, sess: sess, shared: shared}
 	var first *recipes.HeldLease
 	h.rh, first = recipes.NewHolding(base, owner, token, true, h.free, h)
 	h.stop = context.AfterFunc(sess.Context(), func() {
@@ -87,11 +89,30 @@ func (h *holding) free(ctx context.Context) error {
 // is another holder's) when we came to delete it.
 var errNodeGone = errors.New("lock node was deleted by someone else while held")
 
-// remove deletes the holding's node. It returns errNodeGone when the node
-// was not there to delete; nil once it is deleted or no longer matters (the
+// remove deletes the holding's nodes. It returns errNodeGone when one was
+// not there to delete; nil once they are deleted or no longer matter (the
 // session ended). A node at a shared path is deleted only while it is still
 // ours.
 func (h *holding) remove(ctx context.Context) error {
+	var gone error
+	for _, n := range h.more {
+		switch err := h.conn.Delete(ctx, n, -1); {
+		case errors.Is(err, zk.ErrNoNode):
+			gone = errNodeGone
+		case err != nil:
+			if err = h.unlessSessionEnded(err); err != nil {
+				return err
+			}
+		}
+	}
+	if err := h.removeFirst(ctx); err != nil {
+		return err
+	}
+	return gone
+}
+
+// removeFirst deletes the holding's first (or only) node.
+func (h *holding) removeFirst(ctx context.Context) error {
 	version := int32(-1)
 	if h.shared {
 		_, st, err := h.conn.Get(ctx, h.node)

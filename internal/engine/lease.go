@@ -40,13 +40,18 @@ func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.Multi
 	if err := l.Err(); err != nil {
 		return nil, errors.Join(session.ErrGuardFailed, err)
 	}
-	res, err := l.h.conn.Multi(ctx, append([]session.Op{session.CheckOp(l.h.node, -1)}, ops...)...)
+	guards := append([]string{l.h.node}, l.h.more...)
+	all := make([]session.Op, 0, len(guards)+len(ops))
+	for _, g := range guards {
+		all = append(all, session.CheckOp(g, -1))
+	}
+	res, err := l.h.conn.Multi(ctx, append(all, ops...)...)
 	var me *session.MultiError
-	if errors.As(err, &me) && me.Index == 0 && errors.Is(me.Err, zk.ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s: %w", session.ErrGuardFailed, l.h.node, me.Err)
+	if errors.As(err, &me) && me.Index < len(guards) && errors.Is(me.Err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s: %w", session.ErrGuardFailed, guards[me.Index], me.Err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return res[1:], nil
+	return res[len(guards):], nil
 }

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Curator's InterProcessSemaphoreV2 layout under the semaphore's path.
+const (
+	// SemaphoreLocks is the child holding the semaphore's internal mutex.
+	SemaphoreLocks = "locks"
+	// SemaphoreLeases is the child holding the lease nodes.
+	SemaphoreLeases = "leases"
+	// LeaseName is the name of a lease node (after the protected prefix).
+	LeaseName = "lease-"
+)
+
+// MaxLeases reads how many leases the semaphore allows; changed, when not
+// nil, closes when that may have changed (a watch on a shared count).
+type MaxLeases func(ctx context.Context) (max int, changed <-chan zk.Event, err error)
+
+// Semaphore is Curator's InterProcessSemaphoreV2: a lease is an ephemeral
+// sequential node under Path/leases, made while holding the mutex at
+// Path/locks, whose holder then waits until the leases are no more than
+// the maximum. Unlike Curator, which takes the mutex once per lease (so
+// that two clients that each want n > 1 leases can each hold part of them
+// and wait for each other forever), it makes all n of an Acquire's lease
+// nodes in one hold of the mutex: a client waiting for room holds the
+// mutex, so no other client can take part of the room meanwhile.
+type Semaphore struct {
+	Conn  Conn
+	Path  string
+	Data  []byte // stored in each lease node
+	Max   MaxLeases
+	Owner any // for re-entry checks (a semaphore is not reentrant)
+	mutex *Lock
+}
+
+// NewSemaphore returns the semaphore at path; no I/O is done.
+func NewSemaphore(c Conn, path string, data []byte, max MaxLeases) *Semaphore {
+	locks := session.JoinPath(path, SemaphoreLocks)
+	driver := LeaseDriver{Leases: 1, Kind: "lock-"}
+	s := &Semaphore{Conn: c, Path: path, Data: data, Max: max,
+		mutex: NewLock(c, locks, "lock-", []string{"lock-"}, driver, nil)}
+	s.Owner = s
+	return s
+}
+
+func (s *Semaphore) leases() string { return session.JoinPath(s.Path, SemaphoreLeases) }
+
+// Acquire takes n leases, all or none: it waits for room (try: fails at
+// once with ErrLocked when there is none), honouring ctx. Every failure
+// path removes the lease nodes it made. The lease it returns holds all n;
+// its context ends when the session it was taken under can no longer be
+// trusted, and Release deletes all n nodes.
+func (s *Semaphore) Acquire(ctx context.Context, n int, try bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d leases: at least one", recipes.ErrInvalidArgument, n)
+	}
+	for {
+		le, err := s.attempt(ctx, n, try)
+		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
+			continue // the session value ended while we waited: again, under the next
+		}
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return le, nil
+	}
+}
+
+// attempt takes the mutex, makes n lease nodes and waits for room, under
+// one session value.
+func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error) {
+	ml, err := s.mutex.Acquire(ctx, try)
+	if err != nil {
+		return nil, err
+	}
+	held := ml.(*lease)
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncCleanupTimeout)
+		defer cancel()
+		_ = held.Release(rctx) // a failed delete goes on in the background
+	}()
+	sess := held.h.sess
+	fail := attemptFailed(ctx, sess, s.Path)
+	q := &Queue{Conn: s.Conn, Path: s.leases(), LockName: LeaseName, Kinds: []string{LeaseName}, Data: s.Data}
+	var nodes []string
+	var token int64
+	giveBack := func() { // before returning, so that no one counts them; else in the background
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncCleanupTimeout)
+		defer cancel()
+		for _, node := range nodes {
+			if deleteNode(dctx, s.Conn, node, sess.ID()) != nil {
+				cleanupInBackground(s.Conn, node, sess.ID(), nil)
+			}
+		}
+	}
+	for range n {
+		var st acquireState
+		node, czxid, err := q.create(ctx, sess, &st)
+		if err != nil {
+			giveBack()
+			return nil, err
+		}
+		if nodes = append(nodes, node); len(nodes) == 1 {
+			token = czxid
+		}
+	}
+	wctx, cancel := opCtx(ctx, sess)
+	defer cancel()
+	for {
+		max, changed, err := s.Max(wctx)
+		if err != nil {
+			giveBack()
+			return nil, fail(err)
+		}
+		if n > max {
+			giveBack()
+			return nil, fmt.Errorf("%w: %s: %d leases asked for, the semaphore allows %d", recipes.ErrInvalidArgument, s.Path, n, max)
+		}
+		names, ev, err := s.Conn.ChildrenW(wctx, s.leases())
+		if err != nil {
+			giveBack()
+			return nil, fail(err)
+		}
+		for _, node := range nodes {
+			if !slices.Contains(names, session.BaseName(node)) {
+				giveBack()
+				return nil, fail(fmt.Errorf("our lease node %s is gone", node))
+			}
+		}
+		if len(names) <= max {
+			break
+		}
+		if try {
+			giveBack()
+			return nil, fmt.Errorf("%w: %s: %d leases held, the semaphore allows %d", recipes.ErrLocked, s.Path, len(names)-n, max)
+		}
+		select {
+		case <-ev:
+		case <-changed:
+		case <-wctx.Done():
+			giveBack()
+			return nil, fail(context.Cause(wctx))
+		}
+	}
+	if err := sess.Err(); err != nil {
+		giveBack()
+		return nil, fail(err)
+	}
+	return newHolding(ctx, s.Conn, s.Owner, nodes[0], token, sess, false, nodes[1:]...), nil
+}

@@ -1,0 +1,152 @@
+// Package semaphore is Curator's InterProcessSemaphoreV2 and
+// InterProcessSemaphoreMutex for Go, wire-compatible, so that Go and Java
+// processes count against one limit.
+//
+// A semaphore at PATH keeps its internal mutex at PATH/locks and its
+// leases as ephemeral sequential nodes PATH/leases/_c_<uuid>-lease-<seq10>.
+// A client takes the mutex, makes its lease node(s), waits (still holding
+// the mutex) until the leases are no more than the maximum, and releases
+// the mutex; releasing a lease deletes its node. The maximum is fixed (New)
+// or read from a SharedCount (NewWithCount), Curator's shared integer, and
+// a change of it wakes the waiter.
+//
+// Acquire(ctx, n) takes n leases, all or none. Curator's acquire(n) takes
+// the mutex once per lease, so two clients that each want 3 of 4 leases
+// can each hold 2 and wait for each other forever; here all n are made in
+// one hold of the mutex, so a waiter holds the room it has until it has
+// all it asked for, and nobody else can take part of it.
+//
+// # Session loss
+//
+// A lease's context is cancelled, with a cause that is recipes.ErrLockLost,
+// as soon as the session it was taken under can no longer be trusted
+// (under the default policy, at suspension): from then on the server may
+// expire the session, delete the lease nodes and let another client count
+// under the limit. Every failure path deletes the lease nodes it made. It
+// is NOT safe to assume a lease is held until Release: do the work with the
+// lease's context.
+package semaphore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/engine"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// Semaphore is the semaphore at one path.
+type Semaphore struct {
+	s    *engine.Semaphore
+	c    *session.Client
+	path string
+}
+
+// Option configures New and NewWithCount.
+type Option func(*options)
+
+type options struct{ data []byte }
+
+// WithData stores data in each lease node (Curator stores the client's id
+// there). Default: none.
+func WithData(data []byte) Option { return func(o *options) { o.data = data } }
+
+// New returns the semaphore at path allowing maxLeases leases at once. No
+// I/O is done.
+func New(c *session.Client, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
+	if maxLeases < 1 {
+		return nil, fmt.Errorf("semaphore: %w: max leases %d: at least one", recipes.ErrInvalidArgument, maxLeases)
+	}
+	return newSemaphore(c, path, func(context.Context) (int, <-chan zk.Event, error) { return maxLeases, nil, nil }, opts)
+}
+
+// NewWithCount returns the semaphore at path whose maximum is count's
+// value, read when a client waits for room and watched while it waits.
+// No I/O is done.
+func NewWithCount(c *session.Client, path string, count *SharedCount, opts ...Option) (*Semaphore, error) {
+	if count == nil {
+		return nil, fmt.Errorf("semaphore: %w: nil SharedCount", recipes.ErrInvalidArgument)
+	}
+	return newSemaphore(c, path, count.watch, opts)
+}
+
+func newSemaphore(c *session.Client, path string, max engine.MaxLeases, opts []Option) (*Semaphore, error) {
+	if err := engine.CheckPath(c, path); err != nil {
+		return nil, fmt.Errorf("semaphore: %w", err)
+	}
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("semaphore: %w: nil Option", recipes.ErrInvalidArgument)
+		}
+		opt(&o)
+	}
+	return &Semaphore{s: engine.NewSemaphore(engine.Client(c), path, o.data, max), c: c, path: path}, nil
+}
+
+// Path is the semaphore's path.
+func (s *Semaphore) Path() string { return s.path }
+
+// Acquire takes n leases, all or none, waiting until there is room, ctx
+// ends (an error that is recipes.ErrNotAcquired and ctx's; every node it
+// made is removed) or the client is closed. n above the maximum is an
+// error that is recipes.ErrInvalidArgument. The lease holds all n;
+// Release gives them all back; its token is the first lease node's czxid.
+// See the package doc for session loss.
+func (s *Semaphore) Acquire(ctx context.Context, n int) (recipes.Lease, error) {
+	return s.s.Acquire(ctx, n, false)
+}
+
+// TryAcquire takes n leases if there is room now, and otherwise fails at
+// once with an error that is recipes.ErrLocked, leaving nothing behind.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) (recipes.Lease, error) {
+	return s.s.Acquire(ctx, n, true)
+}
+
+// Leases lists the lease nodes held now, in order.
+func (s *Semaphore) Leases(ctx context.Context) ([]znode.Participant, error) {
+	return engine.Participants(ctx, engine.Client(s.c), session.JoinPath(s.path, engine.SemaphoreLeases), everyLease{}, engine.LeaseName)
+}
+
+// everyLease marks every lease node as a holder.
+type everyLease struct{}
+
+func (everyLease) Decide([]engine.Child, int) (engine.Decision, error) {
+	return engine.Decision{Owns: true}, nil
+}
+
+// Mutex is Curator's InterProcessSemaphoreMutex: a semaphore of one lease,
+// as a lock. It is not reentrant: Acquire in a call chain that holds it
+// fails at once with recipes.ErrNotReentrant.
+type Mutex struct{ s *Semaphore }
+
+var _ recipes.Locker = (*Mutex)(nil)
+
+// NewMutex returns the semaphore mutex at path. No I/O is done.
+func NewMutex(c *session.Client, path string, opts ...Option) (*Mutex, error) {
+	s, err := New(c, path, 1, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Mutex{s}, nil
+}
+
+// Acquire waits for the lock; see Semaphore.Acquire.
+func (m *Mutex) Acquire(ctx context.Context) (recipes.Lease, error) { return m.acquire(ctx, false) }
+
+// TryAcquire takes the lock if it is free now, and otherwise fails at once
+// with recipes.ErrLocked.
+func (m *Mutex) TryAcquire(ctx context.Context) (recipes.Lease, error) { return m.acquire(ctx, true) }
+
+func (m *Mutex) acquire(ctx context.Context, try bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if recipes.HeldBy(ctx, m.s.s.Owner) != nil {
+		return nil, fmt.Errorf("semaphore: %w: %s", recipes.ErrNotReentrant, m.s.path)
+	}
+	return m.s.s.Acquire(ctx, 1, try)
+}

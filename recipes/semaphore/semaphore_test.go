@@ -1,0 +1,235 @@
+package semaphore_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+func newSemaphore(t testing.TB, c *session.Client, path string, max int) *semaphore.Semaphore {
+	t.Helper()
+	s, err := semaphore.New(c, path, max)
+	require.NoError(t, err)
+	return s
+}
+
+// leases counts the lease nodes under a semaphore's path.
+func leases(t testing.TB, c *session.Client, path string) int {
+	t.Helper()
+	kids, _, err := c.Children(ctxT(t), path+"/leases")
+	if err != nil {
+		return 0
+	}
+	return len(kids)
+}
+
+// The semaphore mutex is a lock (not reentrant): the contract holds.
+func TestMutexContract(t *testing.T) {
+	servers := sharedServers(t)
+	observer := connect(t, servers)
+	var mu sync.Mutex
+	proxies := map[int64]*harness.Proxy{}
+	locktest.Run(t, locktest.Backend{
+		New: func(t *testing.T, name string) recipes.Locker {
+			p := harness.NewProxy(t, servers[0])
+			c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
+			s, err := c.Session(ctxT(t))
+			require.NoError(t, err)
+			mu.Lock()
+			proxies[s.ID()] = p
+			mu.Unlock()
+			m, err := semaphore.NewMutex(c, "/semaphore-contract/"+name)
+			require.NoError(t, err)
+			return m
+		},
+		Lose: func(t *testing.T, name string, lease recipes.Lease) {
+			mu.Lock()
+			p := proxies[lease.(znode.Lease).SessionID()]
+			mu.Unlock()
+			p.Blackhole(t)
+		},
+		Leftovers: func(t *testing.T, name string) []string {
+			var left []string
+			for _, sub := range []string{"/leases", "/locks"} {
+				kids, _, _ := observer.Children(ctxT(t), "/semaphore-contract/"+name+sub)
+				left = append(left, kids...)
+			}
+			return left
+		},
+	})
+}
+
+// Under contention the leases never exceed the limit, and reach it.
+func TestLimitHolds(t *testing.T) {
+	servers := sharedServers(t)
+	const path, max, clients, rounds = "/semaphore-limit", 3, 8, 15
+	var inside, most atomic.Int32
+	var wg sync.WaitGroup
+	for range clients {
+		s := newSemaphore(t, connect(t, servers), path, max)
+		wg.Go(func() {
+			for range rounds {
+				lease, err := s.Acquire(ctxT(t), 1)
+				if !assert.NoError(t, err) {
+					return
+				}
+				n := inside.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				assert.LessOrEqual(t, n, int32(max), "over the limit")
+				time.Sleep(30 * time.Millisecond)
+				inside.Add(-1)
+				assert.NoError(t, lease.Release(ctxT(t)))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(max), most.Load(), "the limit was reached")
+	assert.Zero(t, leases(t, connect(t, servers), path))
+}
+
+// Two clients each want 3 of 4 leases: Curator's acquire(n) can leave each
+// with 2, waiting for the other forever; here the first takes all 3 in one
+// hold of the mutex, and the second gets its 3 once they are back.
+func TestManyLeasesDoNotDeadlock(t *testing.T) {
+	servers := sharedServers(t)
+	const path = "/semaphore-many"
+	ctx := ctxT(t)
+	got := make(chan recipes.Lease, 2)
+	for range 2 {
+		s := newSemaphore(t, connect(t, servers), path, 4)
+		go func() {
+			lease, err := s.Acquire(ctx, 3)
+			if assert.NoError(t, err) {
+				got <- lease
+			}
+		}()
+	}
+	for range 2 {
+		select {
+		case lease := <-got:
+			require.NoError(t, lease.Release(ctx))
+		case <-time.After(waitLimit):
+			t.Fatal("deadlock: neither client got its 3 leases")
+		}
+	}
+}
+
+// The maximum can come from a shared count; raising it wakes a waiter.
+func TestSharedCount(t *testing.T) {
+	servers := sharedServers(t)
+	c := connect(t, servers)
+	ctx := ctxT(t)
+	count, err := semaphore.NewSharedCount(c, "/semaphore-count/max", 1)
+	require.NoError(t, err)
+	s, err := semaphore.NewWithCount(c, "/semaphore-count/sem", count)
+	require.NoError(t, err)
+	first, err := s.Acquire(ctx, 1)
+	require.NoError(t, err)
+	_, err = s.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, recipes.ErrLocked)
+
+	second := make(chan recipes.Lease, 1)
+	go func() {
+		l, err := s.Acquire(ctx, 1)
+		if assert.NoError(t, err) {
+			second <- l
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	v, version, err := count.Get(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, v)
+	ok, err := count.TrySet(ctx, 2, version)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = count.TrySet(ctx, 3, version)
+	require.NoError(t, err)
+	assert.False(t, ok, "a stale version does not write")
+	select {
+	case l := <-second:
+		require.NoError(t, l.Release(ctx))
+	case <-time.After(waitLimit):
+		t.Fatal("raising the count did not let the waiter in")
+	}
+	require.NoError(t, first.Release(ctx))
+	data, _, err := c.Get(ctx, "/semaphore-count/max")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 0, 0, 2}, data, "Curator's encoding: 4 bytes, big-endian")
+}
+
+// Refusals and cancellations leave no lease node behind.
+func TestNothingLeftBehind(t *testing.T) {
+	servers := sharedServers(t)
+	c := connect(t, servers)
+	const path = "/semaphore-leftovers"
+	s := newSemaphore(t, c, path, 2)
+	ctx := ctxT(t)
+	held, err := s.Acquire(ctx, 2)
+	require.NoError(t, err)
+	other := newSemaphore(t, connect(t, servers), path, 2)
+	_, err = other.TryAcquire(ctx, 1)
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = other.Acquire(short, 1)
+	require.ErrorIs(t, err, recipes.ErrNotAcquired)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 2, leases(t, c, path), "only the holder's leases")
+	_, err = other.Acquire(ctx, 3)
+	require.ErrorIs(t, err, recipes.ErrInvalidArgument, "more than the semaphore allows")
+	require.NoError(t, held.Release(ctx))
+	assert.Zero(t, leases(t, c, path))
+}
+
+// A semaphore client cut off from the server loses its lease before anyone
+// can take its place (while another client holds the other lease): live
+// leases never exceed the limit, by the session's margin.
+func TestHolderToldFirstWhenCutOff(t *testing.T) {
+	servers := sharedServers(t)
+	const path, timeout = "/semaphore-cutoff", 3 * time.Second
+	other, err := newSemaphore(t, connect(t, servers), path, 2).Acquire(ctxT(t), 1)
+	require.NoError(t, err)
+	p := harness.NewProxy(t, servers[0])
+	holder := oneLease{newSemaphore(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(timeout)), path, 2)}
+	successor := oneLease{newSemaphore(t, connect(t, servers), path, 2)}
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) },
+		timeout/3-recipes.DriftMargin(timeout))
+	p.Restore(t)
+	require.NoError(t, other.Release(ctxT(t)))
+}
+
+// oneLease is a semaphore as a lock of one lease among max.
+type oneLease struct{ s *semaphore.Semaphore }
+
+func (o oneLease) Acquire(ctx context.Context) (recipes.Lease, error) { return o.s.Acquire(ctx, 1) }
+func (o oneLease) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return o.s.TryAcquire(ctx, 1)
+}
+
+func TestBadInput(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	_, err := semaphore.New(c, "/x", 0)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	_, err = semaphore.New(nil, "/x", 1)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	_, err = semaphore.NewWithCount(c, "/x", nil)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	_, err = semaphore.NewSharedCount(c, "x", 1)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	s := newSemaphore(t, c, "/semaphore-bad", 1)
+	_, err = s.Acquire(ctxT(t), 0)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+}
