@@ -65,6 +65,7 @@ type Option func(*options)
 type options struct {
 	data      []byte
 	lookahead bool
+	revocable bool
 }
 
 // WithData stores data in the lock node (Curator stores the participant id
@@ -81,6 +82,14 @@ func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 // nodes are Curator's.
 func WithLookahead(on bool) Option { return func(o *options) { o.lookahead = on } }
 
+// WithRevocable makes the mutex revocable, as Curator's makeRevocable:
+// a holding watches its node (one more request per acquisition), and
+// lease.(znode.Lease).Revoked() fires when anyone, Go or Java, asks for the
+// lock with znode.Revoke (Curator's Revoker). The holder decides whether to
+// release. Curator's revocable nodes hold no data, so it cannot be used
+// with WithData.
+func WithRevocable() Option { return func(o *options) { o.revocable = true } }
+
 // New returns the mutex at path. No I/O is done.
 func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 	if err := engine.CheckPath(c, path); err != nil {
@@ -93,8 +102,15 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 		}
 		opt(&o)
 	}
+	if o.revocable && len(o.data) > 0 {
+		return nil, fmt.Errorf("mutex: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)
+	}
 	driver := engine.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: o.lookahead}
-	return &Mutex{engine.NewLock(engine.Client(c), path, LockName, []string{LockName}, driver, o.data)}, nil
+	l := engine.NewLock(engine.Client(c), path, LockName, []string{LockName}, driver, o.data)
+	if o.revocable {
+		l.MakeRevocable()
+	}
+	return &Mutex{l}, nil
 }
 
 // Path is the lock path.

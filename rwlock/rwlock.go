@@ -51,6 +51,7 @@ type Option func(*options)
 type options struct {
 	data                             []byte
 	writerLookahead, readerLookahead bool
+	revocable                        bool
 }
 
 // WithData stores data in every node of the lock (Curator stores the
@@ -65,6 +66,9 @@ func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 func WithLookahead(on bool) Option {
 	return func(o *options) { o.writerLookahead, o.readerLookahead = on, on }
 }
+
+// WithRevocable makes both halves revocable, as mutex.WithRevocable.
+func WithRevocable() Option { return func(o *options) { o.revocable = true } }
 
 // DefaultLookahead is the writers' lookahead by default.
 const DefaultLookahead = true
@@ -85,6 +89,13 @@ func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
 	rw := &RWLock{}
 	rw.read = &ReadLock{q: engine.NewLock(conn, path, ReadName, kinds, d, o.data), rw: rw}
 	rw.write = &WriteLock{q: engine.NewLock(conn, path, WriteName, kinds, d, o.data), rw: rw}
+	if o.revocable {
+		if len(o.data) > 0 {
+			return nil, fmt.Errorf("rwlock: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)
+		}
+		rw.read.q.MakeRevocable()
+		rw.write.q.MakeRevocable()
+	}
 	return rw, nil
 }
 

@@ -46,7 +46,7 @@ type Conn interface {
 	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 	// GetW also leaves a watch on path; when path does not exist it
 	// returns zk.ErrNoNode and leaves no watch behind.
-	GetW(ctx context.Context, path string) (<-chan zk.Event, error)
+	GetW(ctx context.Context, path string) ([]byte, <-chan zk.Event, error)
 	Delete(ctx context.Context, path string, version int32) error
 	// Multi applies ops atomically: all or none.
 	Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
@@ -89,9 +89,9 @@ func (a clientConn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, err
 	return a.c.Get(ctx, path)
 }
 
-func (a clientConn) GetW(ctx context.Context, path string) (<-chan zk.Event, error) {
-	_, _, ev, err := a.c.GetW(ctx, path)
-	return ev, err
+func (a clientConn) GetW(ctx context.Context, path string) ([]byte, <-chan zk.Event, error) {
+	data, _, ev, err := a.c.GetW(ctx, path)
+	return data, ev, err
 }
 
 func (a clientConn) Delete(ctx context.Context, path string, version int32) error {

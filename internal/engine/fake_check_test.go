@@ -35,12 +35,12 @@ func TestFakeTreeAndWatches(t *testing.T) {
 	assert.ErrorIs(t, err, zk.ErrNoChildrenForEphemerals)
 
 	// GetW on a missing node: NoNode and no watch left behind.
-	_, err = c.GetW(ctx, "/p/q/missing")
+	_, _, err = c.GetW(ctx, "/p/q/missing")
 	assert.ErrorIs(t, err, zk.ErrNoNode)
 	assert.Zero(t, f.srv.Watches("/p/q/missing"))
 
 	// Watches fire once, then their channel is closed.
-	data, err := c.GetW(ctx, b)
+	_, data, err := c.GetW(ctx, b)
 	require.NoError(t, err)
 	_, kidsW, err := c.ChildrenW(ctx, "/p/q")
 	require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestFakeSessionsAndFaults(t *testing.T) {
 
 	// Expiry: the ephemeral nodes go, the client's watches end, a new
 	// session starts.
-	dw, err := c.GetW(ctx, node)
+	_, dw, err := c.GetW(ctx, node)
 	require.NoError(t, err)
 	c.Expire()
 	assert.ErrorIs(t, s2.Err(), session.ErrSessionLost)

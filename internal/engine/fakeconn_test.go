@@ -119,15 +119,17 @@ func (c *fakeConn) Get(ctx context.Context, path string) (data []byte, st *zk.St
 	return data, st, err
 }
 
-func (c *fakeConn) GetW(ctx context.Context, path string) (ev <-chan zk.Event, err error) {
+func (c *fakeConn) GetW(ctx context.Context, path string) (data []byte, ev <-chan zk.Event, err error) {
 	err = c.do(ctx, fakeOpGetW, path, func(s *fakeServer, _ int64) error {
-		if _, ok := s.nodes[path]; !ok {
+		n, ok := s.nodes[path]
+		if !ok {
 			return zk.ErrNoNode
 		}
+		data = append([]byte(nil), n.data...)
 		ev = s.watchLocked(c, fakeWatchKey{path, fakeDataWatch})
 		return nil
 	})
-	return ev, err
+	return data, ev, err
 }
 
 func (c *fakeConn) Delete(ctx context.Context, path string, version int32) error {

@@ -28,6 +28,9 @@ type holding struct {
 	// checking that it is still ours (same czxid).
 	shared bool
 	stop   func() bool // stops watching the session
+	// revoked, for a revocable lock, fires when someone asks for it
+	// (Curator's revocation); nil otherwise.
+	revoked *revocation
 }
 
 // newHolding starts holding a freshly acquired node and returns its first

@@ -26,6 +26,14 @@ func (l *lease) Node() string { return l.h.node }
 // SessionID implements znode.Lease.
 func (l *lease) SessionID() int64 { return l.h.sess.ID() }
 
+// Revoked implements znode.Lease.
+func (l *lease) Revoked() <-chan struct{} {
+	if l.h.revoked == nil {
+		return nil
+	}
+	return l.h.revoked.ch
+}
+
 // GuardedMulti implements znode.Lease.
 func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {
 	if l.h.shared {

@@ -30,7 +30,8 @@ func CheckPath(c *session.Client, path string) error {
 // one Lock queue separately and exclude each other. The mutex and the
 // halves of the read/write lock are Locks.
 type Lock struct {
-	q Queue
+	q         Queue
+	revocable bool
 }
 
 // NewLock returns the lock at path (checked by the caller) whose nodes are
@@ -41,6 +42,12 @@ func NewLock(c Conn, path, lockName string, kinds []string, driver Driver, data 
 	l.q.Owner = l
 	return l
 }
+
+// MakeRevocable makes the lock revocable, as Curator's makeRevocable: each
+// holding watches its node for the revoke message (znode.Revoke), and its
+// leases' Revoked channel fires when it comes. The lock's nodes must then
+// hold no data (Curator's revocable nodes hold none).
+func (l *Lock) MakeRevocable() { l.revocable = true }
 
 // Path is the lock path.
 func (l *Lock) Path() string { return l.q.Path }
@@ -59,6 +66,9 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	le, err := l.q.Acquire(ctx, try)
 	if err != nil {
 		return nil, err // not a typed nil in the interface
+	}
+	if l.revocable {
+		le.h.watchRevocation()
 	}
 	return le, nil
 }
@@ -89,6 +99,9 @@ func (l *Lock) AcquireAt(ctx context.Context, seq int64, guard string) (recipes.
 	le, err := l.q.acquireAt(ctx, seq, guard)
 	if err != nil {
 		return nil, err
+	}
+	if l.revocable {
+		le.h.watchRevocation()
 	}
 	return le, nil
 }

@@ -140,7 +140,7 @@ func (q *Queue) setWatches(ctx context.Context, watches map[string]<-chan zk.Eve
 	chans = make([]<-chan zk.Event, len(names))
 	errs := make([]error, len(names))
 	get := func(i int) {
-		chans[i], errs[i] = q.Conn.GetW(ctx, session.JoinPath(q.Path, names[i]))
+		_, chans[i], errs[i] = q.Conn.GetW(ctx, session.JoinPath(q.Path, names[i]))
 	}
 	var wg sync.WaitGroup
 	first := -1 // the first request runs on this goroutine

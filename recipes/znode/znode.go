@@ -13,6 +13,7 @@ package znode
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -36,6 +37,27 @@ type Lease interface {
 	// not prove it is still ours; it returns recipes.ErrInvalidArgument,
 	// and such writes are fenced with the token (session.FencedResource).
 	GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
+	// Revoked fires when someone asks the holder to release the lock
+	// (Revoke: Curator's revocation), if the lock was made revocable (the
+	// mutex's and the read/write lock's WithRevocable); it is nil, and never
+	// fires, otherwise. The holder decides: it may release, or not.
+	Revoked() <-chan struct{}
+}
+
+// RevokeMessage is what Curator's Revoker writes into a holder's lock node
+// to ask it to release the lock.
+var RevokeMessage = []byte("__REVOKE__")
+
+// Revoke asks the holder of the lock node (a Participant's, or a lease's
+// Node) to release it, as Curator's Revoker.attemptRevoke does: it writes
+// RevokeMessage into the node. Go and Curator holders that made their lock
+// revocable learn it; others ignore it. The error wraps zk.ErrNoNode when
+// the node is gone.
+func Revoke(ctx context.Context, c *session.Client, node string) error {
+	if _, err := c.Set(ctx, node, RevokeMessage, -1); err != nil {
+		return fmt.Errorf("znode: revoke %s: %w", node, err)
+	}
+	return nil
 }
 
 // Participant is one node in a lock's queue, as Curator's
