@@ -98,17 +98,17 @@ func (h *Holding) release(ctx context.Context) error {
 	h.count--
 	last := h.count == 0
 	h.mu.Unlock()
-	lost := h.ctx.Err() != nil
-	cause := context.Cause(h.ctx)
 	if last {
 		// The holding ends before the lock is freed: once it is, another
 		// holder may start at once.
 		h.cancel(ErrReleased)
 	}
-	switch {
-	case lost:
+	// Lost: a Lose came first (its cause stays), before this Release or
+	// racing with it; then the implementation cleans up, not free.
+	if cause := context.Cause(h.ctx); h.ctx.Err() != nil && cause != ErrReleased { // ours is exactly ErrReleased
 		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
-	case !last:
+	}
+	if !last {
 		return nil
 	}
 	return h.free(ctx)
@@ -130,9 +130,6 @@ func newHeldLease(h *Holding) *HeldLease {
 }
 
 var _ Lease = (*HeldLease)(nil)
-
-// Holding is the holding the lease is on.
-func (l *HeldLease) Holding() *Holding { return l.h }
 
 // Context implements Lease.
 func (l *HeldLease) Context() context.Context { return l.ctx }

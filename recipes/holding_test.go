@@ -3,6 +3,7 @@ package recipes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -61,6 +62,16 @@ func TestHoldingLost(t *testing.T) {
 	token, ok := first.Token()
 	assert.False(t, ok, "no token: the backend said it has none")
 	assert.Zero(t, token)
+}
+
+// A loss whose cause wraps ErrReleased (a member released on its own,
+// ending a holding built on it) is a loss, not a release.
+func TestHoldingLostWithAReleasedCause(t *testing.T) {
+	freed := false
+	h, l := NewHolding(context.Background(), &owner{}, 1, true, func(context.Context) error { freed = true; return nil }, nil)
+	h.Lose(fmt.Errorf("%w: member gone: %w", ErrLockLost, ErrReleased))
+	assert.ErrorIs(t, l.Release(context.Background()), ErrLockLost)
+	assert.False(t, freed)
 }
 
 func TestHoldingFreeErrorIsReturned(t *testing.T) {
