@@ -1,0 +1,209 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// CleanupTimeout bounds the releases the MultiLock makes on its own: of the
+// members a failed Acquire or TryAcquire had taken (the caller's ctx may be
+// over by then), and of the members left when one is lost. A member whose
+// Release cannot finish by then cleans up after itself as its package
+// documents (in the background, or when its session or TTL ends).
+const CleanupTimeout = 10 * time.Second
+
+// MultiLock is several locks held as one: all of them, or none. It is a
+// recipes.Locker; see the package doc for the order, the lease, tokens and
+// re-entry. A MultiLock may be shared by goroutines: those with unrelated
+// contexts exclude each other.
+type MultiLock struct {
+	lockers []recipes.Locker
+}
+
+var _ recipes.Locker = (*MultiLock)(nil)
+
+// New returns the MultiLock of lockers, taken in that order (every process
+// must list overlapping locks in the same order: see the package doc). No
+// I/O is done. An empty list, a nil Locker and the same Locker twice are
+// recipes.ErrInvalidArgument.
+func New(lockers ...recipes.Locker) (*MultiLock, error) {
+	if len(lockers) == 0 {
+		return nil, fmt.Errorf("multilock: %w: no lockers (a MultiLock needs at least one)", recipes.ErrInvalidArgument)
+	}
+	for i, l := range lockers {
+		if isNil(l) {
+			return nil, fmt.Errorf("multilock: %w: locker %d of %d is nil", recipes.ErrInvalidArgument, i, len(lockers))
+		}
+		for j, earlier := range lockers[:i] {
+			if same(earlier, l) {
+				return nil, fmt.Errorf("multilock: %w: lockers %d and %d are the same %s: list each lock once",
+					recipes.ErrInvalidArgument, j, i, describe(l))
+			}
+		}
+	}
+	return &MultiLock{lockers: slices.Clone(lockers)}, nil
+}
+
+// isNil reports whether l is nil, or a nil pointer (or other nil reference)
+// in the interface, whose methods would panic.
+func isNil(l recipes.Locker) bool {
+	if l == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(l); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// same reports whether a and b are the same Locker: equal, for Lockers of
+// a comparable type (pointers, as every Locker of zkrecipes is); never for
+// others.
+func same(a, b recipes.Locker) (eq bool) {
+	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			eq = false // a comparable type holding an incomparable value
+		}
+	}()
+	return a == b
+}
+
+// Lockers returns the members, in the order they are taken.
+func (m *MultiLock) Lockers() []recipes.Locker { return slices.Clone(m.lockers) }
+
+// String names the MultiLock and its members, for messages.
+func (m *MultiLock) String() string {
+	names := make([]string, len(m.lockers))
+	for i, l := range m.lockers {
+		names[i] = describe(l)
+	}
+	return "multilock[" + strings.Join(names, ", ") + "]"
+}
+
+// Acquire takes every member, in order, waiting for each, all within ctx;
+// it returns once it holds them all (a *Lease), or, having released what it
+// took, with an error that is recipes.ErrNotAcquired: when ctx ends (the
+// error is also ctx's), when a member's Acquire fails, or when the lease of
+// a member it holds ends before it has the rest (the error is also that
+// member's cause). The member's error, a *MemberError, is joined to it.
+// With a context from a live lease of this MultiLock it re-enters at once.
+func (m *MultiLock) Acquire(ctx context.Context) (recipes.Lease, error) {
+	return m.acquire(ctx, false)
+}
+
+// TryAcquire takes every member, in order, with its TryAcquire. When one is
+// held by someone else it releases what it took and returns an error that
+// is recipes.ErrLocked at once (and recipes.ErrNotAcquired); other failures
+// are as for Acquire. With a context from a live lease of this MultiLock it
+// re-enters at once.
+func (m *MultiLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return m.acquire(ctx, true)
+}
+
+// HeldLeases returns the members' leases of the holding of m that ctx
+// carries — ctx is a live lease's context, or derived from one, such as
+// the context recipes.WithLock gives fn — in the order of Lockers; nil
+// when ctx carries no live holding of m. Fence each member's resource with
+// its own lease's token. Do not release them: Release the MultiLock's
+// lease.
+func (m *MultiLock) HeldLeases(ctx context.Context) []recipes.Lease {
+	if h := recipes.HeldBy(ctx, m); h != nil {
+		return h.Impl().(*holding).Leases()
+	}
+	return nil
+}
+
+func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if h := recipes.HeldBy(ctx, m); h != nil {
+		if hl := h.Reenter(); hl != nil {
+			return &Lease{held: hl, h: h.Impl().(*holding)}, nil
+		}
+	}
+	// actx ends with ctx, or when the lease of a member already taken ends
+	// (its cause: the loss): a member waited for after that would be no use.
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	taken := make([]recipes.Lease, 0, len(m.lockers))
+	var watches []func() bool
+	unwatch := func() {
+		for _, stop := range watches {
+			stop()
+		}
+		watches = nil
+	}
+	defer unwatch()
+	for i, l := range m.lockers {
+		op, take := OpAcquire, l.Acquire
+		if try {
+			op, take = OpTryAcquire, l.TryAcquire
+		}
+		// The member sees the holdings of those taken before it, for
+		// re-entry, and the cancellation of actx.
+		lease, err := take(&withValues{Context: actx, values: valuesOf(taken)})
+		switch {
+		case err == nil && lease == nil:
+			err = fmt.Errorf("%w: the member returned no lease and no error", recipes.ErrNotAcquired)
+		case err != nil && lease != nil:
+			taken = append(taken, lease) // released with the rest
+		}
+		if err != nil {
+			unwatch() // what giveUp releases is no loss
+			return nil, m.giveUp(ctx, actx, taken, &MemberError{Index: i, Locker: l, Op: op, Err: err})
+		}
+		taken = append(taken, lease)
+		watches = append(watches, context.AfterFunc(lease.Context(), func() {
+			cancel(lostError(i, l, context.Cause(lease.Context())))
+		}))
+	}
+	for i, lease := range taken {
+		if lease.Err() != nil { // ended while the rest were taken
+			cancel(lostError(i, m.lockers[i], context.Cause(lease.Context())))
+			unwatch()
+			return nil, m.giveUp(ctx, actx, taken, nil)
+		}
+	}
+	return m.hold(ctx, taken), nil
+}
+
+// giveUp releases taken, in reverse order, and returns the error of an
+// acquisition that failed with the member's error member (nil when none):
+// joined after ctx's error when ctx ended, or after the loss of a member
+// when one ended actx.
+func (m *MultiLock) giveUp(ctx, actx context.Context, taken []recipes.Lease, member error) error {
+	var head error
+	switch {
+	case ctx.Err() != nil:
+		head = recipes.NotAcquired(ctx)
+	case actx.Err() != nil:
+		head = context.Cause(actx) // the loss of a member taken earlier
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+	defer cancel()
+	return failure(head, member, m.release(cctx, taken))
+}
+
+// release releases leases (the members' leases, in the order of
+// m.lockers, from the first) in reverse order, and joins their errors.
+func (m *MultiLock) release(ctx context.Context, leases []recipes.Lease) error {
+	var errs []error
+	for i := len(leases) - 1; i >= 0; i-- {
+		if err := leases[i].Release(ctx); err != nil {
+			errs = append(errs, &MemberError{Index: i, Locker: m.lockers[i], Op: OpRelease, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
