@@ -5,7 +5,10 @@
 // ZooKeeper. The locks themselves are in mutex, rwlock and exclusive
 // (ZooKeeper), and compat (Redis, Memcached); recipes/locktest is the
 // contract suite every one of them runs, and recipes/znode has what only
-// ZooKeeper-backed leases add (the lock node, a guarded write, the queue).
+// ZooKeeper-backed leases add (the lock node, a guarded write, revocation,
+// the queue). The higher recipes live beside them: recipes/leader (leader
+// election), recipes/semaphore (semaphores, a shared count, the semaphore
+// mutex) and recipes/multilock (all of several locks, any backends mixed).
 //
 // # The contract
 //

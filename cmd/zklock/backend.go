@@ -71,7 +71,7 @@ func (b *backendOptions) validate(set map[string]bool) error {
 	default:
 		return fmt.Errorf("unknown --backend %q: zk, redis, redlock or memcached", b.name)
 	}
-	for _, f := range []string{"read", "write", "exclusive", "namespace", "session-timeout", "servers"} {
+	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers"} {
 		if set[f] {
 			return fmt.Errorf("--%s needs --backend zk", f)
 		}

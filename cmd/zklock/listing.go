@@ -9,6 +9,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/exclusive"
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/mutex"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -40,11 +42,13 @@ func nodeKind(name string) string {
 	if name == exclusive.NodeName {
 		return kindExclusive.String()
 	}
-	c, ok := engine.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName)
+	c, ok := engine.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName, leader.LatchName)
 	if !ok {
 		return kindUnknown
 	}
 	switch c.Kind {
+	case leader.LatchName:
+		return kindLeader.String()
 	case mutex.LockName:
 		return kindMutex.String()
 	case rwlock.ReadName:
@@ -75,6 +79,9 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 	if err != nil {
 		return nil, err
 	}
+	if slices.Contains(names, engine.SemaphoreLeases) {
+		return listSemaphore(ctx, c, path)
+	}
 	var out []lockEntry
 	add := func(name, role, kind string) error {
 		data, st, err := c.Get(ctx, session.JoinPath(path, name))
@@ -94,7 +101,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 		}
 	}
 
-	ps, err := queueParticipants(ctx, c, path, slices.ContainsFunc(names, isReadWrite))
+	ps, err := queueParticipants(ctx, c, path, names)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +137,18 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 // queue there, else the mutex's. (The read/write lock counts any other
 // queued node, a mutex's included, as a writer, as the mutex counts every
 // node ahead of its own: so the read/write lock's rules also hold for a
-// mutex queued in the same parent.) rw says whether readers or writers were
-// seen; if some show up only in this listing, it is done again with the
-// read/write lock's rules.
-func queueParticipants(ctx context.Context, c *session.Client, path string, rw bool) ([]znode.Participant, error) {
+// mutex queued in the same parent.) If readers or writers show up only in
+// this listing, it is done again with the read/write lock's rules. An
+// election's nodes (latches) are listed with the election's rules.
+func queueParticipants(ctx context.Context, c *session.Client, path string, names []string) ([]znode.Participant, error) {
+	if slices.ContainsFunc(names, func(n string) bool { return nodeKind(n) == kindLeader.String() }) {
+		e, err := leader.NewLatch(c, path, "")
+		if err != nil {
+			return nil, err
+		}
+		return e.Participants(ctx)
+	}
+	rw := slices.ContainsFunc(names, isReadWrite)
 	for {
 		var (
 			ps  []znode.Participant
@@ -158,4 +173,36 @@ func queueParticipants(ctx context.Context, c *session.Client, path string, rw b
 		}
 		rw = true
 	}
+}
+
+// listSemaphore lists a semaphore's lease nodes (holders) and the queue of
+// its internal mutex (waiters: the first waits for room while holding the
+// mutex, the others for the mutex).
+func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
+	s, err := semaphore.New(c, path, 1)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := s.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []lockEntry
+	for _, p := range ls {
+		out = append(out, lockEntry{role: roleHolder, kind: kindSemaphore.String(), node: engine.SemaphoreLeases + "/" + p.Node,
+			session: p.SessionID, data: p.Data})
+	}
+	m, err := mutex.New(c, session.JoinPath(path, engine.SemaphoreLocks))
+	if err != nil {
+		return nil, err
+	}
+	ws, err := m.Participants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ws {
+		out = append(out, lockEntry{role: roleWaiter, kind: kindSemaphore.String(), node: engine.SemaphoreLocks + "/" + p.Node,
+			session: p.SessionID, data: p.Data})
+	}
+	return out, nil
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/exclusive"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -20,6 +23,8 @@ const (
 	kindRead                      // --read: the shared half of rwlock.RWLock
 	kindWrite                     // --write: the exclusive half of rwlock.RWLock
 	kindExclusive                 // --exclusive: exclusive.Lock (one node PATH/lock)
+	kindLeader                    // --leader: leadership of the election at PATH (Curator's LeaderLatch)
+	kindSemaphore                 // --semaphore N: one of N leases (Curator's InterProcessSemaphoreV2)
 )
 
 // String is the kind as ls's KIND column shows it.
@@ -31,29 +36,45 @@ func (k lockKind) String() string {
 		return "write"
 	case kindExclusive:
 		return "exclusive"
+	case kindLeader:
+		return "leader"
+	case kindSemaphore:
+		return "semaphore"
 	default:
 		return "mutex"
 	}
 }
 
 // noun names the lock in messages: "lock" for the mutex (as before the
-// other kinds existed), else "read lock", "write lock", "exclusive lock".
+// other kinds existed), else "read lock", "write lock", "exclusive lock",
+// "leadership of", "semaphore lease at".
 func (k lockKind) noun() string {
-	if k == kindMutex {
+	switch k {
+	case kindMutex:
 		return "lock"
+	case kindLeader:
+		return "leadership of"
+	case kindSemaphore:
+		return "semaphore lease at"
 	}
 	return k.String() + " lock"
 }
 
-// kindFlags are --read, --write and --exclusive.
+// noSemaphore is --semaphore's value when it is not given.
+const noSemaphore = -1
+
+// kindFlags are --read, --write, --exclusive, --leader and --semaphore.
 type kindFlags struct {
-	read, write, exclusive bool
+	read, write, exclusive, leader bool
+	semaphore                      int
 }
 
 func (f *kindFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.read, "read", false, "take the read half of the read/write lock")
 	fs.BoolVar(&f.write, "write", false, "take the write half of the read/write lock")
 	fs.BoolVar(&f.exclusive, "exclusive", false, "take the herd-style exclusive lock")
+	fs.BoolVar(&f.leader, "leader", false, "lead the election at PATH")
+	fs.IntVar(&f.semaphore, "semaphore", noSemaphore, "hold one of N leases of the semaphore at PATH")
 }
 
 // kind is the lock the flags ask for; more than one of them is a usage
@@ -70,6 +91,15 @@ func (f *kindFlags) kind() (lockKind, error) {
 	if f.exclusive {
 		set, k = append(set, "--exclusive"), kindExclusive
 	}
+	if f.leader {
+		set, k = append(set, "--leader"), kindLeader
+	}
+	if f.semaphore != noSemaphore {
+		if f.semaphore < 1 {
+			return kindMutex, fmt.Errorf("--semaphore %d: at least 1 lease", f.semaphore)
+		}
+		set, k = append(set, "--semaphore"), kindSemaphore
+	}
 	if len(set) > 1 {
 		last := len(set) - 1
 		return kindMutex, errors.New(strings.Join(set[:last], ", ") + " and " + set[last] +
@@ -78,10 +108,22 @@ func (f *kindFlags) kind() (lockKind, error) {
 	return k, nil
 }
 
-// newLocker returns the lock of kind k at path, storing data in its node.
-// No I/O is done.
-func newLocker(c *session.Client, path string, k lockKind, data []byte) (recipes.Locker, error) {
+// newLocker returns the lock of kind k at path, storing data in its node
+// (for a semaphore, of maxLeases). No I/O is done.
+func newLocker(c *session.Client, path string, k lockKind, data []byte, maxLeases int) (recipes.Locker, error) {
 	switch k {
+	case kindLeader:
+		e, err := leader.NewLatch(c, path, string(data))
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	case kindSemaphore:
+		s, err := semaphore.New(c, path, maxLeases, semaphore.WithData(data))
+		if err != nil {
+			return nil, err
+		}
+		return s.Locker(1), nil
 	case kindRead, kindWrite:
 		rw, err := rwlock.New(c, path, rwlock.WithData(data))
 		if err != nil {

@@ -58,6 +58,10 @@ InterProcessMutex, whose waiters are served in the order they asked):
   --exclusive              the herd-style exclusive lock: one node PATH/lock; waiters
                            watch PATH and race for it when it goes (not fair, no queue;
                            not compatible with any Curator lock)
+  --leader                 leadership of the election at PATH (Curator's LeaderLatch):
+                           COMMAND runs only while this zklock leads; --data is its id
+  --semaphore N            one of N leases of the semaphore at PATH (Curator's
+                           InterProcessSemaphoreV2): at most N COMMANDs run at once
 Every process locking one PATH must take the same kind of lock (--read and
 --write together are one lock): an --exclusive lock and a queued lock at the
 same PATH do not see each other.
@@ -120,6 +124,8 @@ Examples:
   zklock --write /data/catalog -- ./rebuild-catalog.sh    # alone: no reader, no other writer
   zklock --write --timeout 10m /data/catalog -- ./rebuild-catalog.sh
   zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
+  zklock --leader --data "$(hostname)" /services/scheduler -- ./scheduler   # one active instance
+  zklock --semaphore 4 /pools/encoders -- ./encode.sh                        # at most 4 at once
   zklock --backend redis --redis 10.0.0.5:6379 /jobs/backup -- ./backup.sh
   zklock --backend redlock --redis r1:6379,r2:6379,r3:6379 --ttl 30s /jobs/x -- ./x.sh
   zklock ls /jobs/backup

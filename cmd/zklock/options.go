@@ -90,17 +90,18 @@ func (o *outputOptions) validate() error {
 
 // runOptions is a parsed `zklock [flags] PATH -- COMMAND [ARGS...]`.
 type runOptions struct {
-	conn    connOptions
-	out     outputOptions
-	timeout time.Duration // 0: wait forever
-	grace   time.Duration
-	try     bool
-	backend backendOptions
-	kind    lockKind
-	data    string
-	dataSet bool // --data was given (possibly empty)
-	path    string
-	argv    []string
+	conn      connOptions
+	out       outputOptions
+	timeout   time.Duration // 0: wait forever
+	grace     time.Duration
+	try       bool
+	backend   backendOptions
+	kind      lockKind
+	maxLeases int // --semaphore N
+	data      string
+	dataSet   bool // --data was given (possibly empty)
+	path      string
+	argv      []string
 }
 
 // newFlagSet returns a flag set that reports errors to its caller only.
@@ -180,7 +181,7 @@ func parseRun(args []string) (*runOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.kind = kind
+	o.kind, o.maxLeases = kind, kinds.semaphore
 	return o, nil
 }
 

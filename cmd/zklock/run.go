@@ -142,7 +142,7 @@ func (r *runner) open(ctx context.Context) (int, bool) {
 	if s := client.CurrentSession(); s != nil {
 		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
 	}
-	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data))
+	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data), r.o.maxLeases)
 	if err != nil {
 		return usageError(r.stderr, "%v", err), false
 	}

@@ -18,8 +18,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	holdertest.RunIfChild(holderLock, func(l recipes.Lease) time.Time { // a child process of TestPausedHolder
-		return ttl.Deadline(l.(*recipes.HeldLease).Holding())
+	holdertest.RunIfChild(holderLock, func(l recipes.Locker, le recipes.Lease) time.Time { // a child process of TestPausedHolder
+		return ttl.Deadline(recipes.HeldBy(le.Context(), l))
 	})
 	goleak.VerifyTestMain(m)
 }

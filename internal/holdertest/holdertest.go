@@ -34,10 +34,10 @@ const holderEnv = "ZKR_TEST_HOLDER"
 // NewLockerFunc builds, in the child, the Locker that spec describes.
 type NewLockerFunc func(spec string) (recipes.Locker, error)
 
-// DeadlineFunc says until when a lease is trusted unless renewed (a TTL
-// lease's deadline, a session's trust), for the test to compare with a
-// successor's grant.
-type DeadlineFunc func(recipes.Lease) time.Time
+// DeadlineFunc says until when a lease of the locker is trusted unless
+// renewed (a TTL lease's deadline, a session's trust), for the test to
+// compare with a successor's grant.
+type DeadlineFunc func(locker recipes.Locker, lease recipes.Lease) time.Time
 
 // RunIfChild turns this test binary into a holder process when Start
 // started it: it acquires the lock, prints "acquired <token> <deadline>"
@@ -68,7 +68,7 @@ func holdMain(spec string, newLocker NewLockerFunc, deadline DeadlineFunc) int {
 	token, _ := lease.Token()
 	var until int64
 	if deadline != nil {
-		until = deadline(lease).UnixNano()
+		until = deadline(l, lease).UnixNano()
 	}
 	fmt.Println("acquired", token, until)
 	select {

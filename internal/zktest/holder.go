@@ -37,7 +37,7 @@ func RunHolderIfChild(newLocker NewLockerFunc) {
 			return nil, err
 		}
 		return newLocker(client, parts[1], parts[2])
-	}, func(recipes.Lease) time.Time {
+	}, func(recipes.Locker, recipes.Lease) time.Time {
 		until, _ := client.CurrentSession().TrustedUntil()
 		return until
 	})

@@ -150,3 +150,18 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	}
 	return m.s.s.Acquire(ctx, 1, try)
 }
+
+// Locker is n leases of the semaphore as a recipes.Locker (for code that
+// takes a lock: zklock, a MultiLock, WithLock). Like the semaphore, it is
+// not reentrant: each Acquire takes n more leases.
+func (s *Semaphore) Locker(n int) recipes.Locker { return leases{s, n} }
+
+type leases struct {
+	s *Semaphore
+	n int
+}
+
+func (l leases) Acquire(ctx context.Context) (recipes.Lease, error) { return l.s.Acquire(ctx, l.n) }
+func (l leases) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	return l.s.TryAcquire(ctx, l.n)
+}

@@ -203,20 +203,12 @@ func TestHolderToldFirstWhenCutOff(t *testing.T) {
 	other, err := newSemaphore(t, connect(t, servers), path, 2).Acquire(ctxT(t), 1)
 	require.NoError(t, err)
 	p := harness.NewProxy(t, servers[0])
-	holder := oneLease{newSemaphore(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(timeout)), path, 2)}
-	successor := oneLease{newSemaphore(t, connect(t, servers), path, 2)}
+	holder := newSemaphore(t, connect(t, []string{p.Addr()}, session.WithSessionTimeout(timeout)), path, 2).Locker(1)
+	successor := newSemaphore(t, connect(t, servers), path, 2).Locker(1)
 	holdertest.HolderToldFirst(t, holder, successor, func() { p.Blackhole(t) },
 		timeout/3-recipes.DriftMargin(timeout))
 	p.Restore(t)
 	require.NoError(t, other.Release(ctxT(t)))
-}
-
-// oneLease is a semaphore as a lock of one lease among max.
-type oneLease struct{ s *semaphore.Semaphore }
-
-func (o oneLease) Acquire(ctx context.Context) (recipes.Lease, error) { return o.s.Acquire(ctx, 1) }
-func (o oneLease) TryAcquire(ctx context.Context) (recipes.Lease, error) {
-	return o.s.TryAcquire(ctx, 1)
 }
 
 func TestBadInput(t *testing.T) {
