@@ -1,5 +1,6 @@
 // CuratorLock is the Java side of package curator: a line-oriented agent that
-// drives Apache Curator's lock recipes for interoperability tests.
+// drives Apache Curator's lock, semaphore and leader-election recipes for
+// interoperability tests.
 //
 // Usage: java -cp CLASSPATH CuratorLock CONNECT_STRING SESSION_TIMEOUT_MS
 //
@@ -7,20 +8,29 @@
 // "error <message>" and exits), then reads one command a line from stdin and
 // runs the commands strictly in order on one thread (Curator's locks belong to
 // the thread that took them), printing exactly one reply line for each. A
-// blocking acquire therefore holds back the replies of the commands sent after
-// it. Failures reply "error <message>". End of stdin closes the client (its
-// ephemeral nodes go at once) and exits, even while a command blocks.
+// blocking command (acquire, an await) therefore holds back the replies of the
+// commands sent after it. Failures reply "error <message>". End of stdin
+// closes the client (its ephemeral nodes go at once) and exits, even while a
+// command blocks.
 //
-// Commands (MS: milliseconds):
+// Commands (MS: milliseconds; a command given MS waits at most that long,
+// without it blocks until done):
 //
 //	ping                    pong
 //	session                 session <hex id>  (the current session)
+//	quit                    bye, then the client is closed and the JVM exits
+//
+// InterProcessMutex (one at a time: "mutex" and "revocable" replace it):
+//
 //	mutex PATH              ok             (an InterProcessMutex on PATH)
 //	acquire [MS]            acquired       (blocks; with MS: acquired | locked)
 //	tryacquire [MS]         acquired | locked   (MS defaults to 0)
 //	release                 released
 //	held                    held true|false     (isOwnedByCurrentThread)
 //	node                    node PATH | node none (this thread's lock node)
+//
+// InterProcessReadWriteLock:
+//
 //	rw PATH                 ok             (an InterProcessReadWriteLock on PATH)
 //	read-acquire [MS]       like acquire, on the read lock
 //	read-tryacquire [MS]    like tryacquire, on the read lock
@@ -34,7 +44,75 @@
 //	read-participants       participants NAME... : ReadLock.getParticipantNodes
 //	                        (Curator lists only the read nodes)
 //	write-participants      participants NAME... : WriteLock.getParticipantNodes
-//	quit                    bye, then the client is closed and the JVM exits
+//
+// Revocation (Curator's Revocable and Revoker):
+//
+//	revocable PATH          ok: an InterProcessMutex on PATH made revocable
+//	                        (makeRevocable), used by acquire, release, node...
+//	                        like "mutex". Its listener only counts the
+//	                        requests: the holder releases when told ("release").
+//	await-revoked [MS]      revoked | not-revoked: waits for a revocation
+//	                        request not yet reported by an earlier await-revoked
+//	revocations             revocations N  (requests heard so far)
+//	revoke PATH             sent  (Revoker.attemptRevoke: writes __REVOKE__
+//	                        into the lock node PATH; none there is no error)
+//
+// InterProcessSemaphoreV2 (leases taken are kept until sem-release):
+//
+//	semaphore PATH MAX      ok             (an InterProcessSemaphoreV2, MAX leases)
+//	semaphore PATH count    ok             (one whose max is the SharedCount)
+//	sem-acquire [N [MS]]    acquired | locked  (acquire(N), N defaults to 1;
+//	                        blocks without MS)
+//	sem-release             released K     (returns all K leases held)
+//	sem-held                held K         (leases held)
+//	sem-nodes               nodes NAME...  (the held leases' nodes)
+//	sem-participants        participants NAME... (getParticipantNodes: every
+//	                        lease node, held or waiting for room)
+//
+// SharedCount (one at a time):
+//
+//	count PATH SEED         ok             (a SharedCount, started)
+//	count-get               count V        (getCount: the value last seen)
+//	count-set V             ok             (setCount)
+//
+// InterProcessSemaphoreMutex:
+//
+//	semmutex PATH           ok
+//	semmutex-acquire [MS]   acquired | locked  (blocks without MS)
+//	semmutex-release        released
+//	semmutex-held           held true|false    (isAcquiredInThisProcess)
+//
+// LeaderLatch (one at a time; a closed latch cannot start again, so "latch"
+// makes a new one):
+//
+//	latch PATH ID           ok             (a LeaderLatch with id ID, started)
+//	latch-await [MS]        leading | not-leading   (await; once closed:
+//	                        not-leading with MS, else error EOFException)
+//	latch-has               leadership true|false   (hasLeadership)
+//	latch-leader            leader ID | leader none (getLeader)
+//	latch-participants      participants ID... (getParticipants, leader first)
+//	latch-node              node PATH | node none   (getOurPath)
+//	latch-close             closed         (close: our node is deleted)
+//
+// LeaderSelector (one at a time). Its takeLeadership holds leadership until
+// the test says selector-release (or the selector is closed, or its
+// connection is SUSPENDED or LOST: LeaderSelectorListenerAdapter):
+//
+//	selector PATH ID [requeue]  ok         (a LeaderSelector with id ID,
+//	                        started; with "requeue", autoRequeue)
+//	selector-await [MS]     leading | not-leading: waits until takeLeadership runs
+//	selector-has            leadership true|false   (hasLeadership)
+//	selector-release        released: takeLeadership returns (and Curator
+//	                        releases its mutex; with autoRequeue it queues
+//	                        again); replies once takeLeadership has returned
+//	                        and hasLeadership is false (or, with autoRequeue,
+//	                        leadership came back), within 10s
+//	selector-requeue        requeued true|false     (requeue)
+//	selector-leader         leader ID | leader none (getLeader)
+//	selector-participants   participants ID... (getParticipants, leader first)
+//	selector-close          closed         (close: takeLeadership is
+//	                        interrupted; replies once it has returned, or
+//	                        after 10s)
 //
 // Connection state changes are logged to stderr, never to stdout.
 
@@ -46,18 +124,30 @@ import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.leader.Participant;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.LockInternals;
 import org.apache.curator.framework.recipes.locks.LockInternalsSorter;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
+import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.utils.ZKPaths;
 
@@ -74,6 +164,20 @@ public final class CuratorLock {
     private static InterProcessReadWriteLock rw;
     private static String rwPath;
     private static boolean rwMadeLast; // "participants" lists the rw lock's nodes
+    private static Revocations revocations; // of the revocable mutex, if it is one
+
+    private static InterProcessSemaphoreV2 semaphore;
+    private static final List<Lease> leases = new ArrayList<>();
+    private static InterProcessSemaphoreMutex semMutex;
+    private static SharedCount count;
+
+    private static LeaderLatch latch;
+    private static LeaderSelector selector;
+    private static boolean selectorOpen;
+    private static Leading leading; // the selector's takeLeadership
+
+    // SELECTOR_CLOSE_WAIT_MS bounds selector-close's wait for takeLeadership to return.
+    private static final long SELECTOR_CLOSE_WAIT_MS = 10_000;
 
     // Curator's node names for the read/write lock.
     private static final String READ = "__READ__";
@@ -176,8 +280,26 @@ public final class CuratorLock {
 
             case "mutex":
                 mutex = new InterProcessMutex(client, arg(f));
+                revocations = null;
                 rwMadeLast = false;
                 return "ok";
+            case "revocable": {
+                InterProcessMutex m = new InterProcessMutex(client, arg(f));
+                Revocations r = new Revocations();
+                m.makeRevocable(unused -> r.requested());
+                mutex = m;
+                revocations = r;
+                rwMadeLast = false;
+                return "ok";
+            }
+            case "await-revoked":
+                return revocations().await(millis(f, 1)) ? "revoked" : "not-revoked";
+            case "revocations":
+                noArgs(f);
+                return "revocations " + revocations().count();
+            case "revoke":
+                Revoker.attemptRevoke(client, arg(f));
+                return "sent";
             case "acquire":
                 return acquire(mutex(), f, false);
             case "tryacquire":
@@ -226,6 +348,155 @@ public final class CuratorLock {
                 return participants(rw().readLock().getParticipantNodes());
             case "write-participants":
                 return participants(rw().writeLock().getParticipantNodes());
+
+            case "semaphore": {
+                if (f.length != 3) {
+                    throw new IllegalArgumentException("semaphore takes two arguments, a path and the max leases (or count)");
+                }
+                if (f[2].equals("count")) {
+                    semaphore = new InterProcessSemaphoreV2(client, f[1], count());
+                } else {
+                    semaphore = new InterProcessSemaphoreV2(client, f[1], Integer.parseInt(f[2]));
+                }
+                return "ok";
+            }
+            case "count": {
+                if (f.length != 3) {
+                    throw new IllegalArgumentException("count takes two arguments, a path and the seed");
+                }
+                SharedCount c = new SharedCount(client, f[1], Integer.parseInt(f[2]));
+                c.start();
+                if (count != null) {
+                    count.close();
+                }
+                count = c;
+                return "ok";
+            }
+            case "count-get":
+                noArgs(f);
+                return "count " + count().getCount();
+            case "count-set":
+                if (f.length != 2) {
+                    throw new IllegalArgumentException("count-set takes one argument, the value");
+                }
+                count().setCount(Integer.parseInt(f[1]));
+                return "ok";
+            case "sem-acquire":
+                return semAcquire(f);
+            case "sem-release": {
+                noArgs(f);
+                int n = leases.size();
+                semaphore().returnAll(new ArrayList<>(leases));
+                leases.clear();
+                return "released " + n;
+            }
+            case "sem-held":
+                noArgs(f);
+                return "held " + leases.size();
+            case "sem-nodes": {
+                noArgs(f);
+                StringBuilder b = new StringBuilder("nodes");
+                for (Lease l : leases) {
+                    String n = l.getNodeName();
+                    b.append(' ').append(n.startsWith("/") ? ZKPaths.getNodeFromPath(n) : n);
+                }
+                return b.toString();
+            }
+            case "sem-participants":
+                noArgs(f);
+                return participants(semaphore().getParticipantNodes());
+
+            case "semmutex":
+                semMutex = new InterProcessSemaphoreMutex(client, arg(f));
+                return "ok";
+            case "semmutex-acquire":
+                return acquire(semMutex(), f, false);
+            case "semmutex-release":
+                noArgs(f);
+                semMutex().release();
+                return "released";
+            case "semmutex-held":
+                noArgs(f);
+                return "held " + semMutex().isAcquiredInThisProcess();
+
+            case "latch": {
+                if (f.length != 3) {
+                    throw new IllegalArgumentException("latch takes two arguments, a path and an id");
+                }
+                if (latch != null && latch.getState() == LeaderLatch.State.STARTED) {
+                    throw new IllegalStateException("a latch is running: send latch-close first");
+                }
+                LeaderLatch l = new LeaderLatch(client, f[1], f[2]);
+                l.start();
+                latch = l;
+                return "ok";
+            }
+            case "latch-await": {
+                long ms = millis(f, 1);
+                if (ms < 0) {
+                    latch().await();
+                    return "leading";
+                }
+                return latch().await(ms, TimeUnit.MILLISECONDS) ? "leading" : "not-leading";
+            }
+            case "latch-has":
+                noArgs(f);
+                return "leadership " + latch().hasLeadership();
+            case "latch-leader":
+                noArgs(f);
+                return leader(latch().getLeader());
+            case "latch-participants":
+                noArgs(f);
+                return ids(latch().getParticipants());
+            case "latch-node": {
+                noArgs(f);
+                String p = latch().getOurPath();
+                return "node " + (p == null ? "none" : p);
+            }
+            case "latch-close":
+                noArgs(f);
+                latch().close();
+                return "closed";
+
+            case "selector":
+                return newSelector(f);
+            case "selector-await":
+                return leading().await(millis(f, 1)) ? "leading" : "not-leading";
+            case "selector-has":
+                noArgs(f);
+                return "leadership " + selector().hasLeadership();
+            case "selector-release": {
+                noArgs(f);
+                long term = leading().release();
+                // Curator clears its queued flag and then hasLeadership after
+                // takeLeadership returns (and then releases its mutex): wait
+                // for that, so that a selector-requeue that follows is not
+                // refused as already queued; unless a new term has begun.
+                long end = deadline(SELECTOR_CLOSE_WAIT_MS);
+                while (selector.hasLeadership() && !leading.begunAfter(term) && System.nanoTime() < end) {
+                    Thread.sleep(2);
+                }
+                return "released";
+            }
+            case "selector-requeue":
+                noArgs(f);
+                return "requeued " + selector().requeue();
+            case "selector-leader":
+                noArgs(f);
+                return leader(selector().getLeader());
+            case "selector-participants":
+                noArgs(f);
+                return ids(selector().getParticipants());
+            case "selector-close":
+                noArgs(f);
+                if (!selectorOpen) {
+                    throw new IllegalStateException("the selector is not running");
+                }
+                selectorOpen = false;
+                selector.close();
+                leading.awaitOut(SELECTOR_CLOSE_WAIT_MS);
+                return "closed";
+
             default:
                 return "error unknown command " + f[0];
         }
@@ -254,6 +525,248 @@ public final class CuratorLock {
         return mutex;
     }
 
+    private static Revocations revocations() {
+        if (revocations == null) {
+            throw new IllegalStateException("no revocable mutex: send revocable PATH first");
+        }
+        return revocations;
+    }
+
+    private static InterProcessSemaphoreV2 semaphore() {
+        if (semaphore == null) {
+            throw new IllegalStateException("no semaphore: send semaphore PATH MAX first");
+        }
+        return semaphore;
+    }
+
+    private static SharedCount count() {
+        if (count == null) {
+            throw new IllegalStateException("no shared count: send count PATH SEED first");
+        }
+        return count;
+    }
+
+    private static InterProcessSemaphoreMutex semMutex() {
+        if (semMutex == null) {
+            throw new IllegalStateException("no semaphore mutex: send semmutex PATH first");
+        }
+        return semMutex;
+    }
+
+    private static LeaderLatch latch() {
+        if (latch == null) {
+            throw new IllegalStateException("no latch: send latch PATH ID first");
+        }
+        return latch;
+    }
+
+    private static LeaderSelector selector() {
+        if (selector == null) {
+            throw new IllegalStateException("no selector: send selector PATH ID first");
+        }
+        return selector;
+    }
+
+    private static Leading leading() {
+        selector();
+        return leading;
+    }
+
+    private static void noArgs(String[] f) {
+        if (f.length != 1) {
+            throw new IllegalArgumentException(f[0] + " takes no arguments");
+        }
+    }
+
+    // millis parses the optional milliseconds at f[i] (the last argument):
+    // -1 when absent (wait for ever).
+    private static long millis(String[] f, int i) {
+        if (f.length > i + 1) {
+            throw new IllegalArgumentException(f[0] + " takes at most " + i + " argument(s), the last milliseconds");
+        }
+        if (f.length <= i) {
+            return -1;
+        }
+        long ms = Long.parseLong(f[i]);
+        if (ms < 0) {
+            throw new IllegalArgumentException(f[0] + ": negative milliseconds " + ms);
+        }
+        return ms;
+    }
+
+    // semAcquire: sem-acquire [N [MS]].
+    private static String semAcquire(String[] f) throws Exception {
+        if (f.length > 3) {
+            throw new IllegalArgumentException("sem-acquire takes at most two arguments, leases and milliseconds");
+        }
+        int n = f.length >= 2 ? Integer.parseInt(f[1]) : 1;
+        long ms = millis(f, 2);
+        Collection<Lease> got = ms < 0
+                ? semaphore().acquire(n)
+                : semaphore().acquire(n, ms, TimeUnit.MILLISECONDS);
+        if (got == null) {
+            return "locked";
+        }
+        leases.addAll(got);
+        return "acquired";
+    }
+
+    // newSelector: selector PATH ID [requeue].
+    private static String newSelector(String[] f) {
+        if (f.length < 3 || f.length > 4 || (f.length == 4 && !f[3].equals("requeue"))) {
+            throw new IllegalArgumentException("selector takes a path, an id and optionally requeue");
+        }
+        if (selectorOpen) {
+            throw new IllegalStateException("a selector is running: send selector-close first");
+        }
+        Leading l = new Leading();
+        LeaderSelector s = new LeaderSelector(client, f[1], new LeaderSelectorListenerAdapter() {
+            @Override
+            public void takeLeadership(CuratorFramework unused) throws Exception {
+                l.lead();
+            }
+        });
+        s.setId(f[2]);
+        if (f.length == 4) {
+            s.autoRequeue();
+        }
+        s.start();
+        selector = s;
+        leading = l;
+        selectorOpen = true;
+        return "ok";
+    }
+
+    private static String leader(Participant p) {
+        return "leader " + (p.isLeader() ? p.getId() : "none");
+    }
+
+    private static String ids(Collection<Participant> ps) {
+        StringBuilder b = new StringBuilder("participants");
+        for (Participant p : ps) {
+            b.append(' ').append(p.getId());
+        }
+        return b.toString();
+    }
+
+    // deadline is System.nanoTime()'s value ms from now, or Long.MAX_VALUE
+    // for ms < 0.
+    private static long deadline(long ms) {
+        return ms < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    }
+
+    // waitUntil waits on monitor (whose lock the caller holds) until
+    // deadline; false once it has passed.
+    private static boolean waitUntil(Object monitor, long deadline) throws InterruptedException {
+        if (deadline == Long.MAX_VALUE) {
+            monitor.wait();
+            return true;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(monitor, left);
+        return true;
+    }
+
+    // Revocations counts the revocation requests a revocable mutex heard
+    // (its listener runs on a Curator thread).
+    private static final class Revocations {
+        private long heard, reported;
+
+        synchronized void requested() {
+            heard++;
+            System.err.println("curator-agent: revocation requested");
+            notifyAll();
+        }
+
+        synchronized long count() {
+            return heard;
+        }
+
+        // await waits for a request not yet reported; ms < 0: for ever.
+        synchronized boolean await(long ms) throws InterruptedException {
+            long end = deadline(ms);
+            while (heard <= reported) {
+                if (!waitUntil(this, end)) {
+                    return false;
+                }
+            }
+            reported++;
+            return true;
+        }
+    }
+
+    // Leading is the selector's takeLeadership, driven by the test: each
+    // term (a call of takeLeadership) lasts until selector-release, or until
+    // Curator interrupts it.
+    private static final class Leading {
+        private boolean in;      // takeLeadership is running
+        private long terms;      // takeLeadership calls begun
+        private long ended;      // and returned
+        private long releasedTo; // terms up to this one are told to return
+
+        void lead() throws InterruptedException {
+            long term;
+            synchronized (this) {
+                in = true;
+                term = ++terms;
+                notifyAll();
+            }
+            try {
+                synchronized (this) {
+                    while (releasedTo < term) {
+                        wait();
+                    }
+                }
+            } finally {
+                synchronized (this) {
+                    in = false;
+                    ended++;
+                    notifyAll();
+                }
+            }
+        }
+
+        // await waits until takeLeadership runs; ms < 0: for ever.
+        synchronized boolean await(long ms) throws InterruptedException {
+            long end = deadline(ms);
+            while (!in) {
+                if (!waitUntil(this, end)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        // release tells the running takeLeadership to return, waits until it
+        // has, and returns its term.
+        synchronized long release() throws InterruptedException {
+            if (!in) {
+                throw new IllegalStateException("not leading: takeLeadership is not running");
+            }
+            releasedTo = terms;
+            notifyAll();
+            while (ended < releasedTo) {
+                wait();
+            }
+            return releasedTo;
+        }
+
+        synchronized boolean begunAfter(long term) {
+            return terms > term;
+        }
+
+        // awaitOut waits, at most ms, until takeLeadership is not running.
+        synchronized void awaitOut(long ms) throws InterruptedException {
+            long end = deadline(ms);
+            while (in && waitUntil(this, end)) {
+                // wait
+            }
+        }
+    }
+
     private static InterProcessReadWriteLock rw() {
         if (rw == null) {
             throw new IllegalStateException("no read/write lock: send rw PATH first");
@@ -262,7 +775,7 @@ public final class CuratorLock {
     }
 
     // acquire blocks without MS (unless try), else waits at most MS.
-    private static String acquire(InterProcessMutex lock, String[] f, boolean tryOnly) throws Exception {
+    private static String acquire(InterProcessLock lock, String[] f, boolean tryOnly) throws Exception {
         if (f.length > 2) {
             throw new IllegalArgumentException(f[0] + " takes at most one argument, milliseconds");
         }

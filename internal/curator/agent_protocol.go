@@ -110,12 +110,33 @@ func (a *Agent) DoExpect(t testing.TB, cmd, want string) {
 // lock made (mutex or rw), in Curator's queue order.
 func (a *Agent) Participants(t testing.TB) []string {
 	t.Helper()
-	line := a.Do(t, "participants")
-	rest, ok := strings.CutPrefix(line, "participants")
-	if !ok {
-		t.Fatalf("%s: participants: %q", a.name, line)
+	return a.List(t, "participants", "participants")
+}
+
+// List runs cmd, whose reply is a word (prefix) and a list ("participants
+// A B", "nodes X", "participants"), and returns the list's items. t fails
+// when the reply does not start with prefix.
+func (a *Agent) List(t testing.TB, cmd, prefix string) []string {
+	t.Helper()
+	line := a.Do(t, cmd)
+	rest, ok := strings.CutPrefix(line, prefix)
+	if !ok || (rest != "" && rest[0] != ' ') {
+		t.Fatalf("%s: reply to %q is %q, want %q and a list\n%s", a.name, cmd, line, prefix, a.report())
 	}
 	return strings.Fields(rest)
+}
+
+// Value runs cmd, whose reply is a word (prefix) and one value ("leader
+// ID", "held 2", "leadership true"), and returns the value. t fails when
+// the reply is not prefix and one word.
+func (a *Agent) Value(t testing.TB, cmd, prefix string) string {
+	t.Helper()
+	line := a.Do(t, cmd)
+	rest, ok := strings.CutPrefix(line, prefix+" ")
+	if !ok || rest == "" || strings.ContainsAny(rest, " \t") {
+		t.Fatalf("%s: reply to %q is %q, want %q and one value\n%s", a.name, cmd, line, prefix, a.report())
+	}
+	return rest
 }
 
 // Node runs "node" (or "read-node", "write-node": cmd) and returns the path

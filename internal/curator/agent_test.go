@@ -27,6 +27,7 @@ func TestAgent(t *testing.T) {
 	servers := harness.StartZK(t, 1).Servers()
 	t.Run("Commands", func(t *testing.T) { testCommands(t, servers) })
 	t.Run("Kill", func(t *testing.T) { testKill(t, servers) })
+	t.Run("Recipes", func(t *testing.T) { testRecipes(t, servers) })
 }
 
 // testCommands runs every command of one agent.

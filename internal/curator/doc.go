@@ -1,4 +1,4 @@
-// Package curator runs Apache Curator's lock recipes in a separate JVM so that
+// Package curator runs Apache Curator's recipes in a separate JVM so that
 // tests can check that the Go recipes of zkrecipes interoperate with Curator
 // on the same ZooKeeper paths.
 //
@@ -7,9 +7,33 @@
 // and is driven line by line over stdin and stdout: the test sends a command
 // ("mutex /p", "acquire", "release", ...) and reads its one-line reply
 // ("ok", "acquired", "released", "error <message>"). The commands and replies
-// are listed in CuratorLock.java. The agent runs the commands strictly in
-// order on one Java thread, so a blocking acquire holds back the replies of
-// the commands sent after it; use Send for it and Expect for its reply.
+// are listed in CuratorLock.java; in short:
+//
+//   - InterProcessMutex: mutex PATH, acquire [MS], tryacquire [MS], release,
+//     held, node, participants.
+//   - InterProcessReadWriteLock: rw PATH, read-acquire, write-acquire, ...
+//   - Revocation: revocable PATH (an InterProcessMutex made revocable, used
+//     by the mutex commands), await-revoked [MS] (revoked | not-revoked),
+//     revocations, and revoke PATH (Revoker.attemptRevoke).
+//   - InterProcessSemaphoreV2: semaphore PATH MAX (or "count": the max is
+//     the SharedCount), sem-acquire [N [MS]] (acquired | locked),
+//     sem-release (released K), sem-held, sem-nodes, sem-participants.
+//   - SharedCount: count PATH SEED, count-get (count V), count-set V.
+//   - InterProcessSemaphoreMutex: semmutex PATH, semmutex-acquire [MS],
+//     semmutex-release, semmutex-held.
+//   - LeaderLatch: latch PATH ID, latch-await [MS] (leading | not-leading),
+//     latch-has (leadership true|false), latch-leader (leader ID | leader
+//     none), latch-participants (participants ID...), latch-node,
+//     latch-close.
+//   - LeaderSelector, whose takeLeadership holds until told: selector PATH
+//     ID [requeue] (autoRequeue), selector-await [MS], selector-has,
+//     selector-release, selector-requeue, selector-leader,
+//     selector-participants, selector-close.
+//
+// The agent runs the commands strictly in order on one Java thread, so a
+// blocking command (acquire, an await) holds back the replies of the
+// commands sent after it; use Send for it and Expect for its reply. List and
+// Value parse the replies that carry a list or a value.
 //
 // The program is compiled with javac once per test process (and cached across
 // processes under the user's cache dir, keyed by the source and classpath),
