@@ -40,28 +40,125 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 		created string
 		zxid    int64
 	)
-	err := c.do(ctx, false, func(conn *zk.Conn) error {
-		var err error
-		for attempt := 0; ; attempt++ {
-			w := c.live.tap.expect(full)
-			created, err = c.createGuarded(conn, full, data, flags, guards)
-			var seen bool
-			zxid, seen = c.live.tap.take(w)
-			if err == nil && !seen {
-				zxid, err = c.czxidOf(conn, created, flags)
-			}
-			if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
-				return err
-			}
-			if perr := c.makeParents(conn, full); perr != nil {
-				return perr
-			}
-		}
+	err := c.do(ctx, false, func(conn *zk.Conn) (err error) {
+		created, zxid, err = c.createZxid(conn, full, data, flags, guards)
+		return err
 	})
 	if err != nil {
 		return "", 0, opError("create", path, err)
 	}
 	return c.cfg.namespace.strip(created), zxid, nil
+}
+
+// createZxid is CreateWithZxid on conn, with server paths.
+func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32, guards []string) (string, int64, error) {
+	for attempt := 0; ; attempt++ {
+		w := c.live.tap.expect(full)
+		created, err := c.createGuarded(conn, full, data, flags, guards)
+		zxid, seen := c.live.tap.take(w)
+		if err == nil && !seen {
+			zxid, err = c.czxidOf(conn, created, flags)
+		}
+		if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
+			return created, zxid, err
+		}
+		if perr := c.makeParents(conn, full); perr != nil {
+			return "", 0, perr
+		}
+	}
+}
+
+// CreateAndList creates path like CreateWithZxid (without guards) and
+// lists the children of parent in the same round trip: the listing is sent
+// right behind the create, without waiting for its reply. go-zookeeper
+// sends one connection's requests in the order they go out, and ZooKeeper
+// runs one session's requests in order, so the listing is taken after the
+// create and holds the new node. The listing waits only until the zxid tap
+// has seen the create go out on the connection. children is nil when the
+// create failed, and when no listing could be had (then the caller lists);
+// when the listing cannot be pipelined (another create of the same path in
+// flight, a missing parent) it is made after the create. Never retried.
+func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, flags int32,
+	parent string) (created string, czxid int64, children []string, err error) {
+	if err := ValidatePath(path); err != nil {
+		return "", 0, nil, err
+	}
+	if err := ValidatePath(parent); err != nil {
+		return "", 0, nil, err
+	}
+	full, pfull := c.cfg.namespace.full(path), c.cfg.namespace.full(parent)
+	if err := c.checkSize("create", path, requestHeaderSize+createBodySize(full, data, c.cfg.acl)); err != nil {
+		return "", 0, nil, err
+	}
+	err = c.do(ctx, false, func(conn *zk.Conn) (err error) {
+		created, czxid, children, err = c.createAndList(conn, full, data, flags, pfull)
+		return err
+	})
+	if err != nil {
+		return "", 0, nil, opError("create", path, err)
+	}
+	return c.cfg.namespace.strip(created), czxid, children, nil
+}
+
+// createAndList is CreateAndList on conn, with server paths.
+func (c *Client) createAndList(conn *zk.Conn, full string, data []byte, flags int32, pfull string) (string, int64, []string, error) {
+	type result struct {
+		created string
+		err     error
+	}
+	w := c.live.tap.expect(full)
+	res := make(chan result, 1)
+	go func() {
+		created, err := conn.Create(full, data, flags, c.cfg.acl)
+		res <- result{created, err}
+	}()
+	var kids []string
+	var listErr error
+	listed := false
+	var r result
+	got := false
+	if w != nil {
+		select {
+		case <-w.out: // the create is on the wire: the listing goes right behind it
+			kids, _, listErr = conn.Children(pfull)
+			listed = true
+		case r = <-res: // failed before it went out
+			got = true
+		}
+	}
+	if !got {
+		r = <-res
+	}
+	zxid, seen := c.live.tap.take(w)
+	switch {
+	case errors.Is(r.err, zk.ErrNoNode): // a missing parent: make it, then create and list one after the other
+		if err := c.makeParents(conn, full); err != nil {
+			return "", 0, nil, err
+		}
+		created, zxid, err := c.createZxid(conn, full, data, flags, nil)
+		if err != nil {
+			return "", 0, nil, err
+		}
+		kids, _, listErr = conn.Children(pfull)
+		if listErr != nil {
+			kids = nil
+		}
+		return created, zxid, kids, nil
+	case r.err != nil:
+		return "", 0, nil, r.err
+	case !seen:
+		var err error
+		if zxid, err = c.czxidOf(conn, r.created, flags); err != nil {
+			return "", 0, nil, err
+		}
+	}
+	if !listed {
+		kids, _, listErr = conn.Children(pfull)
+	}
+	if listErr != nil {
+		kids = nil // the caller lists
+	}
+	return r.created, zxid, kids, nil
 }
 
 // errCreatedGone: the node a create made was gone (or replaced) before its

@@ -38,7 +38,8 @@ type zxidTap struct {
 // the wait ambiguous, and take reports no zxid.
 type zxidWait struct {
 	path      string
-	conn      *trackedConn // where the create went
+	out       chan struct{} // closed when the caller's create goes out
+	conn      *trackedConn  // where the create went
 	xid       int32
 	sightings int // creates of path seen going out
 	replied   bool
@@ -59,7 +60,7 @@ func (t *zxidTap) expect(path string) *zxidWait {
 	if t.pending == nil {
 		t.pending = map[string]*zxidWait{}
 	}
-	w := &zxidWait{path: path}
+	w := &zxidWait{path: path, out: make(chan struct{})}
 	t.pending[path] = w
 	t.waiting.Store(int32(len(t.pending)))
 	return w
@@ -91,6 +92,7 @@ func (t *zxidTap) sent(conn *trackedConn, xid int32, path []byte) {
 	w.sightings++
 	if w.sightings == 1 {
 		w.conn, w.xid = conn, xid
+		close(w.out)
 	}
 }
 

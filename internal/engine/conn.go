@@ -40,6 +40,10 @@ type Conn interface {
 	// czxid; guards are paths that must exist for the create to happen
 	// (session.ErrGuardFailed otherwise). Never retried.
 	CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error)
+	// CreateAndList is CreateWithZxid (no guards) with a listing of parent
+	// pipelined right behind it: one round trip, and the listing holds the
+	// new node. children is nil when no listing could be had.
+	CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (created string, czxid int64, children []string, err error)
 	Children(ctx context.Context, path string) ([]string, error)
 	// ChildrenW also leaves a watch on path's children.
 	ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error)
@@ -73,6 +77,10 @@ func (a clientConn) SessionMayLive(id int64) bool {
 
 func (a clientConn) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
 	return a.c.CreateWithZxid(ctx, path, data, flags, guards...)
+}
+
+func (a clientConn) CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (string, int64, []string, error) {
+	return a.c.CreateAndList(ctx, path, data, flags, parent)
 }
 
 func (a clientConn) Children(ctx context.Context, path string) ([]string, error) {

@@ -9,11 +9,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// created is the outcome of a create: the node and its czxid, or why not.
+// created is the outcome of a create: the node and its czxid (and the
+// listing pipelined behind it, if any), or why not.
 type created struct {
-	node  string
-	czxid int64
-	err   error
+	node     string
+	czxid    int64
+	err      error
+	children []string
 }
 
 // definitelyNotCreated reports whether a failed create surely made no node:

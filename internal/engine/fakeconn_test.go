@@ -83,6 +83,20 @@ func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte,
 	return created, czxid, nil
 }
 
+// CreateAndList is CreateWithZxid, then Children (each through the
+// interceptors), as the real client pipelines them.
+func (c *fakeConn) CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (string, int64, []string, error) {
+	created, czxid, err := c.CreateWithZxid(ctx, path, data, flags)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	kids, err := c.Children(ctx, parent)
+	if err != nil {
+		kids = nil // the caller lists
+	}
+	return created, czxid, kids, nil
+}
+
 func (c *fakeConn) Children(ctx context.Context, path string) (kids []string, err error) {
 	err = c.do(ctx, fakeOpChildren, path, func(s *fakeServer, _ int64) error {
 		if _, ok := s.nodes[path]; !ok {

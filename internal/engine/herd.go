@@ -87,7 +87,7 @@ func (l *Herd) create(ctx context.Context, sess Session, st *acquireState) (int6
 	r, err := createSettled(ctx, sess, func() created {
 		return retryCreate(sess, st, func() created {
 			node, czxid, err := l.Conn.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
-			return created{node, czxid, err}
+			return created{node: node, czxid: czxid, err: err}
 		}, func() created { return l.findOurs(sess) })
 	}, func(r created) {
 		inBackground(l.Conn, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID(), r.czxid) }, nil)

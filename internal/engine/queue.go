@@ -24,6 +24,9 @@ type Queue struct {
 	Driver   Driver
 	Data     []byte // stored in our node (Curator: the participant id)
 	Owner    any    // the Lock, for re-entry through a lease's context
+	// NoListing: make our node without the listing pipelined behind its
+	// create (a semaphore's leases are counted otherwise).
+	NoListing bool
 }
 
 // Acquire waits until a node of ours owns the lock, or fails (ErrLocked at
@@ -42,14 +45,16 @@ func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
 // stays queued in st for the next attempt; on any other failure it is
 // removed.
 func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
+	var listed []string
 	if st.kept == nil {
-		node, token, err := q.create(ctx, sess, st)
+		r, err := q.create(ctx, sess, st)
 		if err != nil {
 			return nil, err
 		}
-		st.kept = &queued{node: node, token: token, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
+		listed = r.children
+		st.kept = &queued{node: r.node, token: r.czxid, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
 	}
-	le, err := q.wait(ctx, sess, st.kept, try)
+	le, err := q.wait(ctx, sess, st.kept, try, listed)
 	switch {
 	case err == nil:
 		st.kept = nil
@@ -71,8 +76,9 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 	return le, err
 }
 
-// wait lists the children until our node owns the lock.
-func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool) (*lease, error) {
+// wait lists the children until our node owns the lock; listed, when not
+// nil, is a listing already made after our create (pipelined with it).
+func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, listed []string) (*lease, error) {
 	// The wait's context (ctx, also ended by the session) is made only when
 	// needed: an uncontended acquisition never waits.
 	var octx context.Context
@@ -94,9 +100,13 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool) 
 	node, token, watches := ours.node, ours.token, ours.watches
 	name := session.BaseName(node)
 	for {
-		names, err := q.Conn.Children(rctx, q.Path)
-		if err != nil {
-			return nil, fail(err)
+		names := listed
+		listed = nil
+		if names == nil {
+			var err error
+			if names, err = q.Conn.Children(rctx, q.Path); err != nil {
+				return nil, fail(err)
+			}
 		}
 		names = q.dropStrays(names, name, sess.ID())
 		kids := SortChildren(names, q.Kinds...)
@@ -190,17 +200,22 @@ func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
 }
 
 // create makes our protected ephemeral sequential node and returns it with
-// its czxid; see createSettled for what happens to it when it cannot be
-// used.
-func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (string, int64, error) {
+// its czxid, and the queue listed in the same round trip (when it could be);
+// see createSettled for what happens to the node when it cannot be used.
+func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (created, error) {
 	prefix := newProtectedPrefix()
 	path := session.JoinPath(q.Path, prefix+q.LockName)
 	r, err := createSettled(ctx, sess, func() created {
 		// No cancellation inside a request (createSettled stops waiting
 		// instead), so that the common path makes no extra goroutine hop.
 		return retryCreate(sess, st, func() created {
-			node, czxid, err := q.Conn.CreateWithZxid(context.Background(), path, q.Data, zk.FlagEphemeral|zk.FlagSequence)
-			return created{node, czxid, err}
+			const flags = zk.FlagEphemeral | zk.FlagSequence
+			if q.NoListing {
+				node, czxid, err := q.Conn.CreateWithZxid(context.Background(), path, q.Data, flags)
+				return created{node: node, czxid: czxid, err: err}
+			}
+			node, czxid, kids, err := q.Conn.CreateAndList(context.Background(), path, q.Data, flags, q.Path)
+			return created{node: node, czxid: czxid, err: err, children: kids}
 		}, func() created { return q.findProtected(sess.Context(), sess, prefix) })
 	}, func(r created) {
 		if r.err == nil {
@@ -212,11 +227,11 @@ func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (str
 	})
 	switch {
 	case err != nil:
-		return "", 0, err
+		return created{}, err
 	case r.err != nil:
-		return "", 0, notAcquired(ctx, q.Path, r.err)
+		return created{}, notAcquired(ctx, q.Path, r.err)
 	}
-	return r.node, r.czxid, nil
+	return r, nil
 }
 
 // acquireAt creates our node with a fixed sequence and owns it at once,

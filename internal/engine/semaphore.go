@@ -93,7 +93,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 	}()
 	sess := held.h.sess
 	fail := attemptFailed(ctx, sess, s.Path)
-	q := &Queue{Conn: s.Conn, Path: s.leases(), LockName: LeaseName, Kinds: []string{LeaseName}, Data: s.Data}
+	q := &Queue{Conn: s.Conn, Path: s.leases(), LockName: LeaseName, Kinds: []string{LeaseName}, Data: s.Data, NoListing: true}
 	var nodes []string
 	var token int64
 	giveBack := func() { // before returning, so that no one counts them; else in the background
@@ -107,13 +107,13 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 	}
 	for range n {
 		var st acquireState
-		node, czxid, err := q.create(ctx, sess, &st)
+		r, err := q.create(ctx, sess, &st)
 		if err != nil {
 			giveBack()
 			return nil, err
 		}
-		if nodes = append(nodes, node); len(nodes) == 1 {
-			token = czxid
+		if nodes = append(nodes, r.node); len(nodes) == 1 {
+			token = r.czxid
 		}
 	}
 	wctx, cancel := opCtx(ctx, sess)
