@@ -114,6 +114,17 @@
 //	                        interrupted; replies once it has returned, or
 //	                        after 10s)
 //
+// Benchmarks (timed inside the JVM, so the pipe to the test costs nothing):
+//
+//	contend KIND PATH SESSIONS N [MAX]  done NANOS: SESSIONS threads, each
+//	                        on a session of its own (made on first use, kept
+//	                        for later runs), take turns until N acquisitions
+//	                        in all are made, each acquire then release at
+//	                        once. KIND is mutex (InterProcessMutex) or
+//	                        semaphore (InterProcessSemaphoreV2 with MAX
+//	                        leases, one lease per acquisition). NANOS runs
+//	                        from the threads' start to the last release.
+//
 // Connection state changes are logged to stderr, never to stdout.
 
 import java.io.BufferedReader;
@@ -158,7 +169,10 @@ public final class CuratorLock {
     private static final Object SHUTDOWN = new Object();
 
     private static PrintStream out;
+    private static String connectString;
+    private static int sessionMs;
     private static CuratorFramework client;
+    private static final List<CuratorFramework> benchClients = new ArrayList<>();
 
     private static InterProcessMutex mutex;
     private static InterProcessReadWriteLock rw;
@@ -199,16 +213,9 @@ public final class CuratorLock {
             reply("error usage: CuratorLock CONNECT_STRING SESSION_TIMEOUT_MS");
             System.exit(2);
         }
-        int sessionMs = Integer.parseInt(args[1]);
-        client = CuratorFrameworkFactory.builder()
-                .connectString(args[0])
-                .sessionTimeoutMs(sessionMs)
-                .connectionTimeoutMs(15000)
-                .retryPolicy(new ExponentialBackoffRetry(100, 5))
-                .build();
-        client.getConnectionStateListenable().addListener(
-                (c, state) -> System.err.println("curator-agent: connection state " + state));
-        client.start();
+        connectString = args[0];
+        sessionMs = Integer.parseInt(args[1]);
+        client = newClient();
         if (!client.blockUntilConnected(CONNECT_WAIT_SECONDS, TimeUnit.SECONDS)) {
             reply("error not connected to " + args[0] + " within " + CONNECT_WAIT_SECONDS + "s");
             client.close();
@@ -251,9 +258,27 @@ public final class CuratorLock {
         shutdown(0);
     }
 
+    // newClient starts a CuratorFramework of its own session on the agent's
+    // connect string.
+    private static CuratorFramework newClient() {
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(sessionMs)
+                .connectionTimeoutMs(15000)
+                .retryPolicy(new ExponentialBackoffRetry(100, 5))
+                .build();
+        c.getConnectionStateListenable().addListener(
+                (unused, state) -> System.err.println("curator-agent: connection state " + state));
+        c.start();
+        return c;
+    }
+
     private static void shutdown(int status) {
         synchronized (SHUTDOWN) {
             try {
+                synchronized (benchClients) {
+                    benchClients.forEach(CuratorFramework::close);
+                }
                 client.close();
             } catch (Exception e) {
                 System.err.println("curator-agent: close: " + describe(e));
@@ -497,6 +522,9 @@ public final class CuratorLock {
                 leading.awaitOut(SELECTOR_CLOSE_WAIT_MS);
                 return "closed";
 
+            case "contend":
+                return contend(f);
+
             default:
                 return "error unknown command " + f[0];
         }
@@ -609,6 +637,70 @@ public final class CuratorLock {
         }
         leases.addAll(got);
         return "acquired";
+    }
+
+    // contend: contend KIND PATH SESSIONS N [MAX].
+    private static String contend(String[] f) throws Exception {
+        if (f.length < 5 || f.length > 6 || !(f[1].equals("mutex") || f[1].equals("semaphore"))
+                || f[1].equals("semaphore") != (f.length == 6)) {
+            throw new IllegalArgumentException("contend takes mutex PATH SESSIONS N or semaphore PATH SESSIONS N MAX");
+        }
+        String path = f[2];
+        int sessions = Integer.parseInt(f[3]);
+        int n = Integer.parseInt(f[4]);
+        int max = f.length == 6 ? Integer.parseInt(f[5]) : 0;
+        if (sessions < 1 || n < 1 || (f.length == 6 && max < 1)) {
+            throw new IllegalArgumentException("contend: SESSIONS, N and MAX must be positive");
+        }
+        List<Runnable> turns = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        for (CuratorFramework c : benchClients(sessions)) {
+            InterProcessMutex m = max == 0 ? new InterProcessMutex(c, path) : null;
+            InterProcessSemaphoreV2 s = max == 0 ? null : new InterProcessSemaphoreV2(c, path, max);
+            turns.add(() -> {
+                try {
+                    while (next.getAndIncrement() < n) {
+                        if (m != null) {
+                            m.acquire();
+                            m.release();
+                        } else {
+                            s.returnLease(s.acquire());
+                        }
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(describe(e), e);
+                }
+            });
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(sessions);
+        try {
+            long start = System.nanoTime();
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (Runnable r : turns) {
+                done.add(pool.submit(r));
+            }
+            for (java.util.concurrent.Future<?> d : done) {
+                d.get();
+            }
+            return "done " + (System.nanoTime() - start);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // benchClients returns the first k of the benchmark's sessions, starting
+    // the missing ones.
+    private static List<CuratorFramework> benchClients(int k) throws InterruptedException {
+        synchronized (benchClients) {
+            while (benchClients.size() < k) {
+                CuratorFramework c = newClient();
+                benchClients.add(c);
+                if (!c.blockUntilConnected(CONNECT_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("benchmark session not connected within " + CONNECT_WAIT_SECONDS + "s");
+                }
+            }
+            return new ArrayList<>(benchClients.subList(0, k));
+        }
     }
 
     // newSelector: selector PATH ID [requeue].

@@ -195,3 +195,23 @@ func (a *Agent) report() string {
 	return fmt.Sprintf("--- %s (session 0x%x, %s), awaiting replies to %q; commands and replies ---\n%s\n--- its stderr ---\n%s",
 		a.name, a.session, a.status(), pending, tr, a.stderr.String())
 }
+
+// Contend runs "contend" (the benchmark command): sessions of the agent's
+// own take turns at the lock at path until n acquisitions are made, and the
+// JVM's timing of them is returned. kind is "mutex" or "semaphore" (max
+// leases, one per acquisition; max is ignored for a mutex). It waits at most
+// within.
+func (a *Agent) Contend(t testing.TB, kind, path string, sessions, n, max int, within time.Duration) time.Duration {
+	t.Helper()
+	cmd := fmt.Sprintf("contend %s %s %d %d", kind, path, sessions, n)
+	if kind == "semaphore" {
+		cmd += fmt.Sprintf(" %d", max)
+	}
+	a.Send(t, cmd)
+	line := a.Next(t, within)
+	var nanos int64
+	if _, err := fmt.Sscanf(line, "done %d", &nanos); err != nil || nanos <= 0 {
+		t.Fatalf("%s: reply to %q is %q, want done NANOS\n%s", a.name, cmd, line, a.report())
+	}
+	return time.Duration(nanos)
+}

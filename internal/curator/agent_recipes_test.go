@@ -114,6 +114,19 @@ func testRecipes(t *testing.T, servers []string) {
 		a.DoExpect(t, "sem-release", "released 2")
 	})
 
+	t.Run("Contend", func(t *testing.T) {
+		a.DoExpect(t, "contend mutex /agent/bench 2", "error IllegalArgumentException: contend takes mutex PATH SESSIONS N or semaphore PATH SESSIONS N MAX")
+		a.DoExpect(t, "contend semaphore /agent/bench 2 10", "error IllegalArgumentException: contend takes mutex PATH SESSIONS N or semaphore PATH SESSIONS N MAX")
+		a.DoExpect(t, "contend mutex /agent/bench 0 10", "error IllegalArgumentException: contend: SESSIONS, N and MAX must be positive")
+		require.Positive(t, a.Contend(t, "mutex", "/agent/bench/m", 3, 30, 0, curator.ReplyTimeout))
+		require.Positive(t, a.Contend(t, "semaphore", "/agent/bench/s", 3, 30, 2, curator.ReplyTimeout))
+		// Every acquisition was released: nothing is left in the queues.
+		a.DoExpect(t, "mutex /agent/bench/m", "ok")
+		require.Empty(t, a.Participants(t))
+		a.DoExpect(t, "semaphore /agent/bench/s 2", "ok")
+		require.Empty(t, a.List(t, "sem-participants", "participants"))
+	})
+
 	t.Run("SemaphoreMutex", func(t *testing.T) {
 		a.DoExpect(t, "semmutex /agent/sm", "ok")
 		b.DoExpect(t, "semmutex /agent/sm", "ok")

@@ -29,6 +29,8 @@
 //     ID [requeue] (autoRequeue), selector-await [MS], selector-has,
 //     selector-release, selector-requeue, selector-leader,
 //     selector-participants, selector-close.
+//   - Benchmarks: contend mutex|semaphore PATH SESSIONS N [MAX] (done
+//     NANOS), timed in the JVM; Contend runs it.
 //
 // The agent runs the commands strictly in order on one Java thread, so a
 // blocking command (acquire, an await) holds back the replies of the
