@@ -71,8 +71,7 @@ func (s *subscriber) watch(channel, id string) *watcher {
 		s.chans[channel] = g
 	}
 	if g.idle != nil {
-		g.idle.Stop()
-		g.idle = nil
+		g.idle.Stop() // kept, to be reset when idle again
 	}
 	g.waiters[id] = w.wake
 	w.ready, w.confirmed = g.ready, g.confirmed
@@ -97,6 +96,10 @@ func (w *watcher) stop() {
 	}
 	delete(g.waiters, w.id)
 	if len(g.waiters) > 0 || s.closed {
+		return
+	}
+	if g.idle != nil {
+		g.idle.Reset(idleUnsubscribe)
 		return
 	}
 	g.idle = time.AfterFunc(idleUnsubscribe, func() {
@@ -147,6 +150,9 @@ func (s *subscriber) confirm(channel string) {
 
 // deliver wakes the waiter a grant names, if it is ours.
 func (s *subscriber) deliver(channel, id string) {
+	if hook := testHooks.delivered.Load(); hook != nil {
+		defer (*hook)(s, id)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g := s.chans[channel]; g != nil {

@@ -3,6 +3,7 @@ package redislock
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
@@ -24,16 +25,25 @@ type waiting struct {
 // but success leaves nothing of the waiter in Redis.
 func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 	l := w.l
+	// The watch is registered before the first attempt can queue us: a
+	// grant may reach this client's subscription before the attempt's own
+	// reply does (two connections), and a grant to an id not registered
+	// yet would be dropped, leaving us asleep on our timer while the lock
+	// is held in our name.
 	var watch *watcher
-	defer func() {
-		if watch != nil {
-			watch.stop()
-		}
-	}()
+	confirmed := true
+	if w.wait {
+		watch = l.c.sub.watch(l.keys[0]+":granted", w.id)
+		defer watch.stop()
+		confirmed = watch.confirmed
+	}
 	backoff := retryBase
 	for {
 		sent := time.Now()
 		acquired, token, pttl, err := l.attempt(ctx, w.id, w.wait)
+		if hook := testHooks.attempted.Load(); hook != nil {
+			(*hook)()
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
@@ -52,24 +62,29 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 			return nil, fmt.Errorf("%w: redis lock %s", recipes.ErrLocked, l.name)
 		}
 		backoff = retryBase
-		if watch == nil {
-			watch = l.c.sub.watch(l.keys[0]+":granted", w.id)
-			if !watch.confirmed {
-				// A grant published before the server took the subscription
-				// would be missed: once it has, look again.
-				select {
-				case <-watch.ready:
-				case <-time.After(subscribeWait):
-				case <-ctx.Done():
-					return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
-				}
-				continue
+		if !confirmed {
+			// A grant published before the server took the subscription
+			// was missed: once it has, look again.
+			select {
+			case <-watch.ready:
+			case <-time.After(subscribeWait):
+			case <-ctx.Done():
+				return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 			}
+			confirmed = true // or past subscribeWait: the timer alone until it is
+			continue
 		}
 		if !w.await(ctx, watch, pttl) {
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 		}
 	}
+}
+
+// testHooks, set by tests, run after each attempt and after each grant
+// received.
+var testHooks struct {
+	attempted atomic.Pointer[func()]
+	delivered atomic.Pointer[func(s *subscriber, id string)]
 }
 
 // await waits for a grant to this waiter, or for the holder's remaining

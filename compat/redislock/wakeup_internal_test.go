@@ -1,0 +1,96 @@
+package redislock
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+)
+
+// A grant that reaches the waiter's client before the reply to the
+// waiter's own queuing attempt (they come on two connections) still wakes
+// the waiter. It was once dropped, its id not registered yet, and the
+// waiter slept on its timer, up to a TTL, with the lock held in its name.
+func TestGrantBeforeTheAttemptsReply(t *testing.T) {
+	addr := harness.StartRedis(t).Addr()
+	// A long TTL: a lost grant leaves the waiter asleep for a TTL, past
+	// the waiter's context.
+	const lockTTL = 30 * time.Second
+	newClient := func() *Client {
+		r := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { _ = r.Close() })
+		c, err := NewClient(r)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	holderLock, err := New(newClient(), "early-grant", WithTTL(lockTTL))
+	require.NoError(t, err)
+	waiterClient := newClient()
+	waiterLock, err := New(waiterClient, "early-grant", WithTTL(lockTTL))
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	held, err := holderLock.Acquire(ctx)
+	require.NoError(t, err)
+
+	// First a wait that leaves the waiter's client subscribed to the
+	// lock's grants: then a grant always reaches it.
+	waited := make(chan error, 1)
+	go func() {
+		lease, err := waiterLock.Acquire(ctx)
+		if err == nil {
+			err = lease.Release(ctx)
+		}
+		waited <- err
+	}()
+	require.Eventually(t, func() bool {
+		n, _ := waiterClient.r.(*redis.Client).ZCard(ctx, waiterLock.keys[2]).Result()
+		return n == 1
+	}, 10*time.Second, time.Millisecond, "the waiter queued")
+	require.NoError(t, held.Release(ctx))
+	require.NoError(t, <-waited)
+	held, err = holderLock.Acquire(ctx)
+	require.NoError(t, err)
+
+	// Once the waiter has queued and read the reply, and before it looks
+	// for a grant: release, and let the grant reach the waiter's client.
+	granted := make(chan struct{}, 1)
+	delivered := func(s *subscriber, _ string) {
+		if s == waiterClient.sub {
+			select {
+			case granted <- struct{}{}:
+			default:
+			}
+		}
+	}
+	var once sync.Once
+	var releaseErr error
+	attempted := func() {
+		once.Do(func() {
+			releaseErr = held.Release(ctx)
+			select {
+			case <-granted:
+			case <-time.After(10 * time.Second):
+			}
+		})
+	}
+	testHooks.delivered.Store(&delivered)
+	testHooks.attempted.Store(&attempted)
+	defer func() {
+		testHooks.attempted.Store(nil)
+		testHooks.delivered.Store(nil)
+	}()
+
+	wctx, wcancel := context.WithTimeout(ctx, lockTTL/3)
+	defer wcancel()
+	lease, err := waiterLock.Acquire(wctx)
+	require.NoError(t, releaseErr)
+	require.NoError(t, err, "the waiter was not woken by the grant")
+	require.NoError(t, lease.Release(ctx))
+}
