@@ -36,18 +36,14 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, f
 	if err := c.checkSize("create", path, size); err != nil {
 		return "", 0, err
 	}
-	var (
-		created string
-		zxid    int64
-	)
-	err := c.do(ctx, false, func(conn *zk.Conn) (err error) {
-		created, zxid, err = c.createZxid(conn, full, data, flags, guards)
-		return err
+	r, err := call(c, ctx, false, func(conn *zk.Conn) (r madeNode, err error) {
+		r.path, r.czxid, err = c.createZxid(conn, full, data, flags, guards)
+		return r, err
 	})
 	if err != nil {
 		return "", 0, opError("create", path, err)
 	}
-	return c.cfg.namespace.strip(created), zxid, nil
+	return c.cfg.namespace.strip(r.path), r.czxid, nil
 }
 
 // createZxid is CreateWithZxid on conn, with server paths.
@@ -90,75 +86,83 @@ func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, fl
 	if err := c.checkSize("create", path, requestHeaderSize+createBodySize(full, data, c.cfg.acl)); err != nil {
 		return "", 0, nil, err
 	}
-	err = c.do(ctx, false, func(conn *zk.Conn) (err error) {
-		created, czxid, children, err = c.createAndList(conn, full, data, flags, pfull)
-		return err
+	r, err := call(c, ctx, false, func(conn *zk.Conn) (madeNode, error) {
+		return c.createAndList(conn, full, data, flags, pfull)
 	})
 	if err != nil {
 		return "", 0, nil, opError("create", path, err)
 	}
-	return c.cfg.namespace.strip(created), czxid, children, nil
+	return c.cfg.namespace.strip(r.path), r.czxid, r.children, nil
+}
+
+// madeNode is a created node: its server path, czxid and, for
+// CreateAndList, the listing of its parent (nil when none could be had).
+type madeNode struct {
+	path     string
+	czxid    int64
+	children []string
+	err      error // of the create, on createAndList's goroutine
 }
 
 // createAndList is CreateAndList on conn, with server paths.
-func (c *Client) createAndList(conn *zk.Conn, full string, data []byte, flags int32, pfull string) (string, int64, []string, error) {
-	type result struct {
-		created string
-		err     error
-	}
+func (c *Client) createAndList(conn *zk.Conn, full string, data []byte, flags int32, pfull string) (madeNode, error) {
 	w := c.live.tap.expect(full)
-	res := make(chan result, 1)
+	res := make(chan madeNode) // always received, once: unbuffered costs less
 	go func() {
 		created, err := conn.Create(full, data, flags, c.cfg.acl)
-		res <- result{created, err}
+		res <- madeNode{path: created, err: err}
 	}()
-	var kids []string
-	var listErr error
-	listed := false
-	var r result
-	got := false
+	var (
+		r       madeNode
+		got     bool
+		listed  bool
+		listErr error
+	)
 	if w != nil {
 		select {
 		case <-w.out: // the create is on the wire: the listing goes right behind it
-			kids, _, listErr = conn.Children(pfull)
+			r.children, _, listErr = conn.Children(pfull)
 			listed = true
 		case r = <-res: // failed before it went out
 			got = true
 		}
 	}
 	if !got {
+		kids := r.children
 		r = <-res
+		r.children = kids
 	}
 	zxid, seen := c.live.tap.take(w)
 	switch {
 	case errors.Is(r.err, zk.ErrNoNode): // a missing parent: make it, then create and list one after the other
 		if err := c.makeParents(conn, full); err != nil {
-			return "", 0, nil, err
+			return madeNode{}, err
 		}
 		created, zxid, err := c.createZxid(conn, full, data, flags, nil)
 		if err != nil {
-			return "", 0, nil, err
+			return madeNode{}, err
 		}
-		kids, _, listErr = conn.Children(pfull)
+		kids, _, listErr := conn.Children(pfull)
 		if listErr != nil {
 			kids = nil
 		}
-		return created, zxid, kids, nil
+		return madeNode{path: created, czxid: zxid, children: kids}, nil
 	case r.err != nil:
-		return "", 0, nil, r.err
+		return madeNode{}, r.err
 	case !seen:
 		var err error
-		if zxid, err = c.czxidOf(conn, r.created, flags); err != nil {
-			return "", 0, nil, err
+		if zxid, err = c.czxidOf(conn, r.path, flags); err != nil {
+			return madeNode{}, err
 		}
 	}
 	if !listed {
-		kids, _, listErr = conn.Children(pfull)
+		r.children, _, listErr = conn.Children(pfull)
 	}
 	if listErr != nil {
-		kids = nil // the caller lists
+		r.children = nil // the caller lists
 	}
-	return r.created, zxid, kids, nil
+	r.czxid = zxid
+	return r, nil
 }
 
 // errCreatedGone: the node a create made was gone (or replaced) before its

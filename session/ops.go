@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -33,34 +34,79 @@ func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
 	}
 }
 
-// do runs fn on the current connection, honouring ctx, and retries it under
-// the client's policy when retry is set. fn must only write variables that
-// the caller reads after do returns nil.
-func (c *Client) do(ctx context.Context, retryable bool, fn func(*zk.Conn) error) error {
+// call runs fn on the current connection and returns its result, honouring
+// ctx, and retries it under the client's policy when retryable is set
+// (unless ctx says WithoutRetry). When nothing can cancel ctx, fn runs on
+// the caller's goroutine; otherwise on its own, abandoned if ctx ends
+// first. Results come back by value: an operation costs no allocation of
+// its own beyond fn.
+func call[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
 	if err := checkCtx(ctx); err != nil {
-		return err
-	}
-	once := func() error {
-		conn, err := c.connection(ctx)
-		if err != nil {
-			return err
-		}
-		if ctx.Done() == nil {
-			return fn(conn)
-		}
-		res := make(chan error, 1)
-		go func() { res <- fn(conn) }()
-		select {
-		case err := <-res:
-			return err
-		case <-ctx.Done():
-			return ctxError(ctx)
-		}
+		var zero T
+		return zero, err
 	}
 	if !retryable || ctx.Value(noRetryKey{}) != nil {
-		return once()
+		return callOnce(c, ctx, fn)
 	}
-	return retry(ctx, c.cfg.retry, once)
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		v, err := callOnce(c, ctx, fn)
+		if !IsRetryable(err) {
+			return v, err
+		}
+		if err := backoff(ctx, c.cfg.retry, attempt, start, err); err != nil {
+			return v, err
+		}
+	}
+}
+
+// callOnce is one try of call.
+func callOnce[T any](c *Client, ctx context.Context, fn func(*zk.Conn) (T, error)) (T, error) {
+	var zero T
+	conn, err := c.connection(ctx)
+	if err != nil {
+		return zero, err
+	}
+	if ctx.Done() == nil {
+		return fn(conn)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		v, err := fn(conn)
+		res <- result{v, err}
+	}()
+	select {
+	case r := <-res:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctxError(ctx)
+	}
+}
+
+// do is call for an operation whose only result is its error. fn must only
+// write variables that the caller reads after do returns nil.
+func (c *Client) do(ctx context.Context, retryable bool, fn func(*zk.Conn) error) error {
+	_, err := call(c, ctx, retryable, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, fn(conn) })
+	return err
+}
+
+// nodeData is what a read of a node returns.
+type nodeData struct {
+	data []byte
+	st   *zk.Stat
+	ev   <-chan zk.Event
+	ok   bool // exists: the node exists
+}
+
+// listing is what a read of a node's children returns.
+type listing struct {
+	kids []string
+	st   *zk.Stat
+	ev   <-chan zk.Event
 }
 
 func opError(op, path string, err error) error {
@@ -176,23 +222,18 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *zk.
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	var (
-		data []byte
-		st   *zk.Stat
-		ev   <-chan zk.Event
-	)
-	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
 		if watch {
-			data, st, ev, err = conn.GetW(full)
+			r.data, r.st, r.ev, err = conn.GetW(full)
 		} else {
-			data, st, err = conn.Get(full)
+			r.data, r.st, err = conn.Get(full)
 		}
-		return err
+		return r, err
 	})
 	if err != nil {
 		return nil, nil, nil, opError("get", path, err)
 	}
-	return data, st, ev, nil
+	return r.data, r.st, r.ev, nil
 }
 
 // Children returns the names of path's children (unsorted) and its Stat.
@@ -211,23 +252,18 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	var (
-		kids []string
-		st   *zk.Stat
-		ev   <-chan zk.Event
-	)
-	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r listing, err error) {
 		if watch {
-			kids, st, ev, err = conn.ChildrenW(full)
+			r.kids, r.st, r.ev, err = conn.ChildrenW(full)
 		} else {
-			kids, st, err = conn.Children(full)
+			r.kids, r.st, err = conn.Children(full)
 		}
-		return err
+		return r, err
 	})
 	if err != nil {
 		return nil, nil, nil, opError("children", path, err)
 	}
-	return kids, st, ev, nil
+	return r.kids, r.st, r.ev, nil
 }
 
 // Exists reports whether path exists, with its Stat when it does.
@@ -247,23 +283,18 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *zk
 		return false, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	var (
-		ok bool
-		st *zk.Stat
-		ev <-chan zk.Event
-	)
-	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
 		if watch {
-			ok, st, ev, err = conn.ExistsW(full)
+			r.ok, r.st, r.ev, err = conn.ExistsW(full)
 		} else {
-			ok, st, err = conn.Exists(full)
+			r.ok, r.st, err = conn.Exists(full)
 		}
-		return err
+		return r, err
 	})
 	if err != nil {
 		return false, nil, nil, opError("exists", path, err)
 	}
-	return ok, st, ev, nil
+	return r.ok, r.st, r.ev, nil
 }
 
 // Set writes data to path if its version matches (-1: any version).
@@ -275,10 +306,8 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err := c.checkSize("set", path, requestHeaderSize+stringSize(full)+bufferSize(data)+4); err != nil {
 		return nil, err
 	}
-	var st *zk.Stat
-	err := c.do(ctx, true, func(conn *zk.Conn) (err error) {
-		st, err = conn.Set(full, data, version)
-		return err
+	st, err := call(c, ctx, true, func(conn *zk.Conn) (*zk.Stat, error) {
+		return conn.Set(full, data, version)
 	})
 	if err != nil {
 		return nil, opError("set", path, err)
@@ -292,8 +321,8 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 		return err
 	}
 	full := c.cfg.namespace.full(path)
-	err := c.do(ctx, true, func(conn *zk.Conn) error {
-		return conn.Delete(full, version)
+	_, err := call(c, ctx, true, func(conn *zk.Conn) (struct{}, error) {
+		return struct{}{}, conn.Delete(full, version)
 	})
 	return opError("delete", path, err)
 }

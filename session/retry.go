@@ -128,8 +128,13 @@ type noRetryKey struct{}
 // request was answered (a delete whose lost reply would make a retry report
 // NoNode).
 func WithoutRetry(ctx context.Context) context.Context {
+	if ctx == context.Background() {
+		return backgroundWithoutRetry // the common case, made once
+	}
 	return context.WithValue(ctx, noRetryKey{}, true)
 }
+
+var backgroundWithoutRetry = context.WithValue(context.Background(), noRetryKey{}, true)
 
 // retry runs op until it succeeds, fails with an error that is not
 // retryable, the policy gives up or ctx ends.
@@ -140,16 +145,26 @@ func retry(ctx context.Context, p RetryPolicy, op func() error) error {
 		if !IsRetryable(err) {
 			return err
 		}
-		wait, ok := p.Backoff(attempt, time.Since(start))
-		if !ok {
-			return fmt.Errorf("%w (%d tries): %w", ErrRetriesExhausted, attempt+1, err)
+		if err := backoff(ctx, p, attempt, start, err); err != nil {
+			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (while retrying: %v)", ctxError(ctx), err)
-		case <-t.C:
-		}
+	}
+}
+
+// backoff waits before the next try after attempt (from 0) failed with the
+// retryable err, the first having started at start. It returns the error to
+// give up with when the policy gives up or ctx ends.
+func backoff(ctx context.Context, p RetryPolicy, attempt int, start time.Time, err error) error {
+	wait, ok := p.Backoff(attempt, time.Since(start))
+	if !ok {
+		return fmt.Errorf("%w (%d tries): %w", ErrRetriesExhausted, attempt+1, err)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("%w (while retrying: %v)", ctxError(ctx), err)
+	case <-t.C:
+		return nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -19,11 +20,68 @@ type Session struct {
 
 	live   *liveness // the client's, for the trust rule; nil in unit tests
 	policy ErrorPolicy
+
+	watchMu  sync.Mutex
+	watchers map[Watcher]struct{}
+	ended    bool // the watchers have been told
 }
 
 func newSession(id int64, timeout time.Duration) *Session {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Session{id: id, timeout: timeout, ctx: ctx, cancel: cancel}
+	s := &Session{id: id, timeout: timeout, ctx: ctx, cancel: cancel}
+	context.AfterFunc(ctx, s.tellWatchers)
+	return s
+}
+
+// Watcher is told when a session value ends: see Session.Watch.
+type Watcher interface {
+	// SessionEnded is called once, with the cause of the end (as
+	// context.Cause of the session's Context).
+	SessionEnded(cause error)
+}
+
+// Watch arranges for w.SessionEnded to be called, on a goroutine of the
+// session value's own, when the value ends, unless Unwatch removes w
+// first. It returns false, and does nothing, when the value has ended
+// already. It is context.AfterFunc on Context for the many short-lived
+// watchers of a busy client (every lock held): it costs no allocation. The
+// watchers of one value are told one after the other.
+func (s *Session) Watch(w Watcher) bool {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.ended {
+		return false
+	}
+	if s.watchers == nil {
+		s.watchers = make(map[Watcher]struct{})
+	}
+	s.watchers[w] = struct{}{}
+	return true
+}
+
+// Unwatch removes w; it returns false when w was not watching (never, or
+// it has been told already, or is being told).
+func (s *Session) Unwatch(w Watcher) bool {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if _, ok := s.watchers[w]; !ok {
+		return false
+	}
+	delete(s.watchers, w)
+	return true
+}
+
+// tellWatchers tells every watcher that the value ended.
+func (s *Session) tellWatchers() {
+	s.watchMu.Lock()
+	s.ended = true
+	ws := s.watchers
+	s.watchers = nil
+	s.watchMu.Unlock()
+	cause := context.Cause(s.ctx)
+	for w := range ws {
+		w.SessionEnded(cause)
+	}
 }
 
 // newSessionLocked starts the value of session id, trusted under the

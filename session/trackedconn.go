@@ -2,6 +2,7 @@ package session
 
 import (
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -89,7 +90,7 @@ func (t *trackedConn) sent(head []byte, first bool) {
 		t.connectAt = now
 	} else if xid, ok := requestXid(head); ok {
 		if len(t.pending) == maxPending {
-			t.pending = t.pending[1:]
+			t.pending = slices.Delete(t.pending, 0, 1)
 		}
 		t.pending = append(t.pending, sentRequest{xid, now})
 	}
@@ -137,11 +138,9 @@ func (t *trackedConn) answered(xid int32) (time.Duration, bool) {
 	defer t.mu.Unlock()
 	for i, r := range t.pending {
 		if r.xid == xid {
-			if i == 0 {
-				t.pending = t.pending[1:]
-			} else {
-				t.pending = append(t.pending[:i], t.pending[i+1:]...)
-			}
+			// In place: the slice keeps its capacity, so noting requests
+			// allocates nothing once it has grown.
+			t.pending = slices.Delete(t.pending, i, i+1)
 			return r.at, true
 		}
 	}
