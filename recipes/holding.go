@@ -23,36 +23,48 @@ func DriftMargin(t time.Duration) time.Duration { return t/100 + 10*time.Millise
 // Release. Its context carries the re-entry key of the lock (HeldBy), and
 // ends when the last lease is released (ErrReleased) or when the
 // implementation calls Lose. The implementation says how the lock is given
-// up on the server (free), and watches whatever can make the lock
+// up on the server (its Free), and watches whatever can make the lock
 // untrustworthy (a session, a TTL).
+//
+// The contexts of a holding and of its leases are made when first asked
+// for: a lock taken and released without anyone looking at them costs no
+// context. One made after the end is born ended, with the same cause.
 type Holding struct {
 	owner    any
 	token    int64
 	hasToken bool
-	free     func(ctx context.Context) error
-	impl     any
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
+	impl     Freer
+	base     context.Context // supplies the values of the holding's context
 
-	mu    sync.Mutex
-	count int // leases not yet released
+	mu     sync.Mutex
+	count  int   // leases not yet released
+	cause  error // why the holding ended; nil while it lasts
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
-type holdingKey struct{ owner any }
+// Freer is the implementation's side of a Holding: Free gives the lock up
+// on the server. The last Release calls it once, after the holding has
+// ended, unless the holding was lost before.
+type Freer interface {
+	Free(ctx context.Context) error
+}
+
+// FreeFunc is a Freer made of a function.
+type FreeFunc func(ctx context.Context) error
+
+// Free implements Freer.
+func (f FreeFunc) Free(ctx context.Context) error { return f(ctx) }
 
 // NewHolding starts the holding of the lock owner (the Locker: the key of
-// re-entry) and returns it with its first lease. base supplies the context
-// values (not the cancellation) of the Acquire call. free gives the lock up
-// on the server; the last Release calls it once, after the holding's
-// context has ended, unless the holding was lost before. token and
-// hasToken are the leases' Token. impl is the implementation's own state
-// of the holding (Impl returns it).
-func NewHolding(base context.Context, owner any, token int64, hasToken bool,
-	free func(ctx context.Context) error, impl any) (*Holding, *HeldLease) {
-	h := &Holding{owner: owner, token: token, hasToken: hasToken, free: free, impl: impl, count: 1}
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
-	h.ctx, h.cancel = context.WithValue(ctx, holdingKey{owner}, h), cancel
-	return h, newHeldLease(h)
+// re-entry, which should be a pointer) and returns it with its first lease.
+// base supplies the context values (not the cancellation) of the Acquire
+// call. token and hasToken are the leases' Token. impl is the
+// implementation's own state of the holding (Impl returns it), which frees
+// the lock.
+func NewHolding(base context.Context, owner any, token int64, hasToken bool, impl Freer) (*Holding, *HeldLease) {
+	h := &Holding{owner: owner, token: token, hasToken: hasToken, impl: impl, base: base, count: 1}
+	return h, &HeldLease{h: h}
 }
 
 // HeldBy returns the live holding of owner's lock that ctx carries (ctx
@@ -61,8 +73,10 @@ func HeldBy(ctx context.Context, owner any) *Holding {
 	if ctx == nil {
 		return nil
 	}
-	h, _ := ctx.Value(holdingKey{owner}).(*Holding)
-	if h == nil || h.ctx.Err() != nil {
+	// The owner itself is the key: a pointer, boxing it costs nothing, and
+	// what is stored under it is checked to be a Holding of that owner.
+	h, _ := ctx.Value(owner).(*Holding)
+	if h == nil || h.owner != owner || h.Err() != nil {
 		return nil
 	}
 	return h
@@ -72,24 +86,60 @@ func HeldBy(ctx context.Context, owner any) *Holding {
 func (h *Holding) Reenter() *HeldLease {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.count == 0 || h.ctx.Err() != nil {
+	if h.count == 0 || h.cause != nil {
 		return nil
 	}
 	h.count++
-	return newHeldLease(h)
+	return &HeldLease{h: h}
 }
 
 // Impl is what the implementation gave NewHolding.
-func (h *Holding) Impl() any { return h.impl }
+func (h *Holding) Impl() Freer { return h.impl }
 
-// Context ends with the holding: at the last Release, or at Lose.
-func (h *Holding) Context() context.Context { return h.ctx }
+// Context ends with the holding: at the last Release, or at Lose, with
+// that cause.
+func (h *Holding) Context() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ctx == nil {
+		values := context.WithValue(context.WithoutCancel(h.base), h.owner, h)
+		h.ctx, h.cancel = context.WithCancelCause(values)
+		if h.cause != nil {
+			h.cancel(h.cause)
+		}
+	}
+	return h.ctx
+}
+
+// Err is why the holding ended (ErrReleased, or Lose's cause), nil while
+// it lasts.
+func (h *Holding) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cause
+}
 
 // Lose ends the holding, and every lease of it, with cause (an error that
 // is ErrLockLost): the lock can no longer be trusted. Giving up what is
 // left on the server is the implementation's. A holding that has ended
 // keeps its first cause.
-func (h *Holding) Lose(cause error) { h.cancel(cause) }
+func (h *Holding) Lose(cause error) { h.end(cause) }
+
+// end ends the holding with cause unless it has ended; the contexts made
+// so far are cancelled before it returns.
+func (h *Holding) end(cause error) {
+	h.mu.Lock()
+	if h.cause != nil {
+		h.mu.Unlock()
+		return
+	}
+	h.cause = cause
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
 
 // release drops one lease; the last one ends the holding and frees the
 // lock.
@@ -101,17 +151,17 @@ func (h *Holding) release(ctx context.Context) error {
 	if last {
 		// The holding ends before the lock is freed: once it is, another
 		// holder may start at once.
-		h.cancel(ErrReleased)
+		h.end(ErrReleased)
 	}
 	// Lost: a Lose came first (its cause stays), before this Release or
-	// racing with it; then the implementation cleans up, not free.
-	if cause := context.Cause(h.ctx); h.ctx.Err() != nil && cause != ErrReleased { // ours is exactly ErrReleased
+	// racing with it; then the implementation cleans up, not Free.
+	if cause := h.Err(); cause != nil && cause != ErrReleased { // ours is exactly ErrReleased
 		return fmt.Errorf("%w before Release: %w", ErrLockLost, cause)
 	}
 	if !last {
 		return nil
 	}
-	return h.free(ctx)
+	return h.impl.Free(ctx)
 }
 
 // HeldLease is one Lease on a Holding. Its context is a child of the
@@ -119,23 +169,31 @@ func (h *Holding) release(ctx context.Context) error {
 // implementation may embed it in a Lease type with more methods.
 type HeldLease struct {
 	h        *Holding
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
 	released atomic.Bool
-}
 
-func newHeldLease(h *Holding) *HeldLease {
-	ctx, cancel := context.WithCancelCause(h.ctx)
-	return &HeldLease{h: h, ctx: ctx, cancel: cancel}
+	mu     sync.Mutex
+	cause  error // set at Release: ErrReleased, or the holding's cause if it came first
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 var _ Lease = (*HeldLease)(nil)
 
 // Context implements Lease.
-func (l *HeldLease) Context() context.Context { return l.ctx }
+func (l *HeldLease) Context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancelCause(l.h.Context())
+		if l.cause != nil {
+			l.cancel(l.cause)
+		}
+	}
+	return l.ctx
+}
 
 // Done implements Lease.
-func (l *HeldLease) Done() <-chan struct{} { return l.ctx.Done() }
+func (l *HeldLease) Done() <-chan struct{} { return l.Context().Done() }
 
 // Token implements Lease.
 func (l *HeldLease) Token() (int64, bool) {
@@ -147,10 +205,19 @@ func (l *HeldLease) Token() (int64, bool) {
 
 // Err implements Lease.
 func (l *HeldLease) Err() error {
-	if l.ctx.Err() == nil {
-		return nil
+	l.mu.Lock()
+	ctx, cause := l.ctx, l.cause
+	l.mu.Unlock()
+	switch {
+	case ctx != nil:
+		if ctx.Err() == nil {
+			return nil
+		}
+		return context.Cause(ctx)
+	case cause != nil:
+		return cause
 	}
-	return context.Cause(l.ctx)
+	return l.h.Err()
 }
 
 // Release implements Lease: the lease ends at once, and the last lease of
@@ -162,6 +229,17 @@ func (l *HeldLease) Release(ctx context.Context) error {
 	if !l.released.CompareAndSwap(false, true) {
 		return ErrNotHeld
 	}
-	l.cancel(ErrReleased) // first; a no-op when the holding already ended: its cause stays
+	// First; when the holding already ended its cause stays.
+	cause := l.h.Err()
+	if cause == nil {
+		cause = ErrReleased
+	}
+	l.mu.Lock()
+	l.cause = cause
+	cancel := l.cancel
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrReleased) // a no-op when the holding's end came first
+	}
 	return l.h.release(ctx)
 }

@@ -16,8 +16,9 @@ type owner struct{ _ int } // not zero-sized: distinct owners have distinct poin
 func TestHoldingReentryAndRelease(t *testing.T) {
 	freed := 0
 	o := &owner{}
-	h, first := NewHolding(context.Background(), o, 7, true, func(context.Context) error { freed++; return nil }, "impl")
-	assert.Equal(t, "impl", h.Impl())
+	impl := &countFree{n: &freed}
+	h, first := NewHolding(context.Background(), o, 7, true, impl)
+	assert.Same(t, impl, h.Impl())
 	assert.Same(t, h, HeldBy(first.Context(), o), "the lease's context carries the holding")
 	assert.Nil(t, HeldBy(first.Context(), &owner{}), "another lock's key")
 	var nilCtx context.Context
@@ -45,7 +46,7 @@ func TestHoldingReentryAndRelease(t *testing.T) {
 
 func TestHoldingLost(t *testing.T) {
 	freed := false
-	h, first := NewHolding(context.Background(), &owner{}, 0, false, func(context.Context) error { freed = true; return nil }, nil)
+	h, first := NewHolding(context.Background(), &owner{}, 0, false, FreeFunc(func(context.Context) error { freed = true; return nil }))
 	second := h.Reenter()
 	cause := errors.Join(ErrLockLost, errors.New("session expired"))
 	h.Lose(cause)
@@ -68,7 +69,7 @@ func TestHoldingLost(t *testing.T) {
 // ending a holding built on it) is a loss, not a release.
 func TestHoldingLostWithAReleasedCause(t *testing.T) {
 	freed := false
-	h, l := NewHolding(context.Background(), &owner{}, 1, true, func(context.Context) error { freed = true; return nil }, nil)
+	h, l := NewHolding(context.Background(), &owner{}, 1, true, FreeFunc(func(context.Context) error { freed = true; return nil }))
 	h.Lose(fmt.Errorf("%w: member gone: %w", ErrLockLost, ErrReleased))
 	assert.ErrorIs(t, l.Release(context.Background()), ErrLockLost)
 	assert.False(t, freed)
@@ -76,7 +77,7 @@ func TestHoldingLostWithAReleasedCause(t *testing.T) {
 
 func TestHoldingFreeErrorIsReturned(t *testing.T) {
 	boom := errors.New("delete failed")
-	_, l := NewHolding(context.Background(), &owner{}, 1, true, func(context.Context) error { return boom }, nil)
+	_, l := NewHolding(context.Background(), &owner{}, 1, true, FreeFunc(func(context.Context) error { return boom }))
 	assert.ErrorIs(t, l.Release(context.Background()), boom)
 	assert.ErrorIs(t, l.Err(), ErrReleased, "the lease ends even when freeing fails")
 }
@@ -85,3 +86,8 @@ func TestDriftMargin(t *testing.T) {
 	assert.Equal(t, 70*time.Millisecond, DriftMargin(6*time.Second))
 	assert.Equal(t, 110*time.Millisecond, DriftMargin(10*time.Second))
 }
+
+// countFree counts its Frees.
+type countFree struct{ n *int }
+
+func (c *countFree) Free(context.Context) error { *c.n++; return nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -15,7 +16,9 @@ import (
 type acquireState struct {
 	// kept is our node, still queued, when the last attempt's session value
 	// ended; the next attempt resumes with it if its session is the same.
+	// It points to slot (keep), which saves an allocation.
 	kept *queued
+	slot queued
 	// drops counts the connection drops in a row while our create was out.
 	drops atomic.Int32
 }
@@ -24,8 +27,44 @@ type acquireState struct {
 type queued struct {
 	node    string
 	token   int64
-	session int64                      // the ZooKeeper session that owns it
-	watches map[string]<-chan zk.Event // outstanding watches, by node name
+	session int64     // the ZooKeeper session that owns it
+	watches []watched // outstanding watches: a few, in buf while they fit
+	buf     [2]watched
+}
+
+// watched is a watch set on a node of the queue, not fired yet.
+type watched struct {
+	name string
+	ch   <-chan zk.Event
+}
+
+// watchOf returns the watch on node name, if one is outstanding.
+func (q *queued) watchOf(name string) (<-chan zk.Event, bool) {
+	for _, w := range q.watches {
+		if w.name == name {
+			return w.ch, true
+		}
+	}
+	return nil, false
+}
+
+// remember records a watch set on node name.
+func (q *queued) remember(name string, ch <-chan zk.Event) {
+	if q.watches == nil {
+		q.watches = q.buf[:0] // q stays where it is (acquireState.slot)
+	}
+	q.watches = append(q.watches, watched{name, ch})
+}
+
+// forget drops the watch on node name (it fired).
+func (q *queued) forget(name string) {
+	q.watches = slices.DeleteFunc(q.watches, func(w watched) bool { return w.name == name })
+}
+
+// keep makes q the kept node.
+func (st *acquireState) keep(q queued) {
+	st.slot = q
+	st.kept = &st.slot
 }
 
 // maxCreateDrops bounds the connection drops in a row while our create is

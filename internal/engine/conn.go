@@ -24,6 +24,10 @@ type Session interface {
 	Err() error
 	Context() context.Context
 	Done() <-chan struct{}
+	// Watch has w told when the value ends, unless Unwatch comes first;
+	// false when it has ended already (session.Session.Watch).
+	Watch(w session.Watcher) bool
+	Unwatch(w session.Watcher) bool
 }
 
 // Conn is the ZooKeeper operations the engine uses. Paths are the client's

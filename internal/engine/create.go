@@ -32,59 +32,75 @@ func definitelyNotCreated(err error) bool {
 // maxCreateDrops). It is errSessionEnded.
 var errCreateCut = fmt.Errorf("%w while our create was out", errSessionEnded)
 
-// createSettled runs create on its own goroutine, since a create cannot be
-// abandoned half-way (it may land on the server after we stopped waiting),
-// and returns its outcome while ctx and the session value allow. Whatever
-// the create may have made and will not be used is handed to settle (which
-// removes it in the background): the node of a create that finished after
-// ctx or the session ended, or after a lost reply, or that succeeded in a
-// session value that has ended. A create the server refused (r.err set, and
-// nothing made) is returned for the caller to handle. When nothing can
-// cancel ctx, create runs on this goroutine: no hop.
-func createSettled(ctx context.Context, sess Session, create func() created, settle func(created)) (created, error) {
-	settleMade := func(r created) {
-		if r.err == nil || !definitelyNotCreated(r.err) {
-			settle(r)
-		}
-	}
-	finish := func(r created) (created, error) {
-		if r.err == nil && sess.Err() == nil {
-			return r, nil
-		}
-		settleMade(r)
-		if sess.Err() != nil {
-			return created{}, errCreateCut
-		}
-		return r, nil
-	}
+// creation is one create of a lock's node, as createSettled runs it.
+type creation interface {
+	// try makes one create.
+	try() created
+	// find looks, after a lost reply, for the node the create may have
+	// made (none: created{}).
+	find() created
+	// settle removes, in the background, what the create may have made and
+	// will not be used (r.err set: the reply was lost).
+	settle(r created)
+}
+
+// createSettled runs c (retryCreate) on its own goroutine, since a create
+// cannot be abandoned half-way (it may land on the server after we stopped
+// waiting), and returns its outcome while ctx and the session value allow.
+// Whatever the create may have made and will not be used is handed to
+// c.settle: the node of a create that finished after ctx or the session
+// ended, or after a lost reply, or that succeeded in a session value that
+// has ended. A create the server refused (r.err set, and nothing made) is
+// returned for the caller to handle. When nothing can cancel ctx, c runs on
+// this goroutine: no hop.
+func createSettled[C creation](ctx context.Context, sess Session, st *acquireState, c C) (created, error) {
 	if ctx.Done() == nil {
-		return finish(create())
+		return settled(sess, c, retryCreate(sess, st, c))
 	}
 	res := make(chan created, 1)
-	go func() { res <- create() }()
+	go func() { res <- retryCreate(sess, st, c) }()
 	select {
 	case r := <-res:
-		return finish(r)
+		return settled(sess, c, r)
 	case <-sess.Done():
-		go func() { settleMade(<-res) }()
+		go func() { settleMade(c, <-res) }()
 		return created{}, errCreateCut
 	case <-ctx.Done():
-		go func() { settleMade(<-res) }()
+		go func() { settleMade(c, <-res) }()
 		return created{}, recipes.NotAcquired(ctx)
 	}
 }
 
-// retryCreate runs create until it succeeds or fails for good. After a lost
-// reply (a retryable error: the node may exist) it asks find for the node
-// the create may have made, and creates again only when find found none.
+// settled is createSettled's outcome of r.
+func settled[C creation](sess Session, c C, r created) (created, error) {
+	if r.err == nil && sess.Err() == nil {
+		return r, nil
+	}
+	settleMade(c, r)
+	if sess.Err() != nil {
+		return created{}, errCreateCut
+	}
+	return r, nil
+}
+
+// settleMade settles r unless the server surely made nothing.
+func settleMade[C creation](c C, r created) {
+	if r.err == nil || !definitelyNotCreated(r.err) {
+		c.settle(r)
+	}
+}
+
+// retryCreate runs c.try until it succeeds or fails for good. After a lost
+// reply (a retryable error: the node may exist) it asks c.find for the node
+// the create may have made, and creates again only when it found none.
 // It gives up when the session value ends (acquireLoop counts that drop),
 // and after too many drops in a row within one session value (st).
-func retryCreate(sess Session, st *acquireState, create, find func() created) created {
+func retryCreate[C creation](sess Session, st *acquireState, c C) created {
 	for {
 		if sess.Err() != nil {
 			return created{err: errSessionEnded}
 		}
-		r := create()
+		r := c.try()
 		if r.err == nil {
 			st.drops.Store(0)
 			return r
@@ -98,7 +114,7 @@ func retryCreate(sess Session, st *acquireState, create, find func() created) cr
 		if stop := st.noteCreateDrop(r.err); stop != nil {
 			return created{err: stop} // still retryable: the node may exist, and is settled
 		}
-		if f := find(); f.err != nil || f.node != "" {
+		if f := c.find(); f.err != nil || f.node != "" {
 			return f
 		}
 	}

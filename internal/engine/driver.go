@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,14 +75,14 @@ func SortChildren(names []string, lockNames ...string) []Child {
 		}
 		return len(lockNames)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Seq != out[j].Seq {
-			return out[i].Seq < out[j].Seq
+	slices.SortFunc(out, func(a, b Child) int {
+		if c := cmp.Compare(a.Seq, b.Seq); c != 0 {
+			return c
 		}
-		if ri, rj := rank(out[i].Kind), rank(out[j].Kind); ri != rj {
-			return ri < rj
+		if c := cmp.Compare(rank(a.Kind), rank(b.Kind)); c != 0 {
+			return c
 		}
-		return out[i].Name < out[j].Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	return out
 }

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 	"go.uber.org/goleak"
 )
 
@@ -111,4 +114,21 @@ func TestLeaseDriver(t *testing.T) {
 	assert.Error(t, err)
 	_, err = LeaseDriver{}.Decide(kids, 0)
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+}
+
+// A protected path is Curator's: parent/_c_<uuid v4>-name, a fresh UUID
+// each time.
+func TestProtectedPath(t *testing.T) {
+	re := regexp.MustCompile(`^/a/b/_c_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-lock-$`)
+	seen := map[string]bool{}
+	for range 1000 {
+		p := protectedPath("/a/b", "lock-")
+		require.Regexp(t, re, p)
+		require.False(t, seen[p], "a repeated UUID")
+		seen[p] = true
+		prefix, ok := protectedPrefixOf(session.BaseName(p))
+		require.True(t, ok)
+		require.Equal(t, strings.TrimSuffix(session.BaseName(p), "lock-"), prefix)
+	}
+	require.Regexp(t, `^/_c_[0-9a-f-]{36}-x$`, protectedPath("/", "x"))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -18,6 +19,9 @@ type fakeSession struct {
 	id     int64
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	watchers map[session.Watcher]func() bool // their AfterFuncs' stops
 }
 
 var _ Session = (*fakeSession)(nil)
@@ -25,6 +29,27 @@ var _ Session = (*fakeSession)(nil)
 func (s *fakeSession) ID() int64                { return s.id }
 func (s *fakeSession) Context() context.Context { return s.ctx }
 func (s *fakeSession) Done() <-chan struct{}    { return s.ctx.Done() }
+func (s *fakeSession) Watch(w session.Watcher) bool {
+	if s.ctx.Err() != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchers == nil {
+		s.watchers = map[session.Watcher]func() bool{}
+	}
+	s.watchers[w] = context.AfterFunc(s.ctx, func() { w.SessionEnded(context.Cause(s.ctx)) })
+	return true
+}
+
+func (s *fakeSession) Unwatch(w session.Watcher) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stop := s.watchers[w]
+	delete(s.watchers, w)
+	return stop != nil && stop()
+}
+
 func (s *fakeSession) Err() error {
 	if s.ctx.Err() == nil {
 		return nil

@@ -56,7 +56,7 @@ func (f *fixture) herd(c *fakeConn) *Herd { return &Herd{Conn: c, Path: testHerd
 // engine (another client's holder or waiter), and returns its path.
 func (f *fixture) put(c *fakeConn) string {
 	f.t.Helper()
-	node, _, err := c.CreateWithZxid(f.ctx, testLockPath+"/"+newProtectedPrefix()+"lock-", nil, zk.FlagEphemeral|zk.FlagSequence)
+	node, _, err := c.CreateWithZxid(f.ctx, protectedPath(testLockPath, "lock-"), nil, zk.FlagEphemeral|zk.FlagSequence)
 	require.NoError(f.t, err)
 	return node
 }

@@ -84,18 +84,33 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 // ephemeral owner is our session; a node the create may have made and that
 // is not used is removed only while it is still ours (see deleteIfOurs).
 func (l *Herd) create(ctx context.Context, sess Session, st *acquireState) (int64, error) {
-	r, err := createSettled(ctx, sess, func() created {
-		return retryCreate(sess, st, func() created {
-			node, czxid, err := l.Conn.CreateWithZxid(context.Background(), l.node(), l.Data, zk.FlagEphemeral)
-			return created{node: node, czxid: czxid, err: err}
-		}, func() created { return l.findOurs(sess) })
-	}, func(r created) {
-		inBackground(l.Conn, l.node(), func(ctx context.Context) error { return l.deleteIfOurs(ctx, sess.ID(), r.czxid) }, nil)
-	})
+	r, err := createSettled(ctx, sess, st, herdCreate{l, sess})
 	if err != nil {
 		return 0, err
 	}
 	return r.czxid, r.err
+}
+
+// herdCreate is the creation of the lock node.
+type herdCreate struct {
+	l    *Herd
+	sess Session
+}
+
+// try implements creation.
+func (c herdCreate) try() created {
+	node, czxid, err := c.l.Conn.CreateWithZxid(context.Background(), c.l.node(), c.l.Data, zk.FlagEphemeral)
+	return created{node: node, czxid: czxid, err: err}
+}
+
+// find implements creation.
+func (c herdCreate) find() created { return c.l.findOurs(c.sess) }
+
+// settle implements creation.
+func (c herdCreate) settle(r created) {
+	inBackground(c.l.Conn, c.l.node(), func(ctx context.Context) error {
+		return c.l.deleteIfOurs(ctx, c.sess.ID(), r.czxid)
+	}, nil)
 }
 
 // findOurs reads the lock node after a lost create reply.

@@ -27,26 +27,30 @@ type holding struct {
 	// after ours is gone (the exclusive lock): it is deleted only after
 	// checking that it is still ours (same czxid).
 	shared bool
-	stop   func() bool // stops watching the session
 	// revoked, for a revocable lock, fires when someone asks for it
 	// (Curator's revocation); nil otherwise.
 	revoked *revocation
 }
 
 // newHolding starts holding a freshly acquired node and returns its first
-// lease. It needs no goroutine: a callback on the session's context ends
-// the holding when the session value does. base supplies the context
+// lease. It needs no goroutine: the session value tells the holding when it
+// ends (SessionEnded). base supplies the context
 // values (not the cancellation) of the Acquire call; owner is the lock,
 // for re-entry; shared: see holding.shared.
 func newHolding(base context.Context, c Conn, owner any, node string, token int64,
 	sess Session, shared bool, more ...string) *lease {
 	h := &holding{conn: c, node: node, more: more, token: token, sess: sess, shared: shared}
 	var first *recipes.HeldLease
-	h.rh, first = recipes.NewHolding(base, owner, token, true, h.free, h)
-	h.stop = context.AfterFunc(sess.Context(), func() {
-		h.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, sess.Err()))
-	})
+	h.rh, first = recipes.NewHolding(base, owner, token, true, h)
+	if !sess.Watch(h) {
+		go h.SessionEnded(sess.Err())
+	}
 	return &lease{HeldLease: first, h: h}
+}
+
+// SessionEnded implements session.Watcher: the holding is lost.
+func (h *holding) SessionEnded(cause error) {
+	h.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, cause))
 }
 
 // heldBy returns the live holding of owner that ctx carries, or nil.
@@ -72,11 +76,11 @@ func (h *holding) lose(cause error) {
 	inBackground(h.conn, h.node, h.removeQuietly, nil)
 }
 
-// free deletes the node at the last Release. A failed delete (connection
+// Free deletes the node at the last Release. A failed delete (connection
 // loss) is retried in the background until it succeeds or the session
 // ends; a node found already gone means the lock was lost.
-func (h *holding) free(ctx context.Context) error {
-	h.stop()
+func (h *holding) Free(ctx context.Context) error {
+	h.sess.Unwatch(h)
 	err := h.removeOnRelease(ctx)
 	if errors.Is(err, errNodeGone) {
 		return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, err)

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -15,8 +18,28 @@ import (
 // create reply the client can find the node it may have made, and tell
 // it from everyone else's.
 
-// newProtectedPrefix returns a fresh "_c_<uuid>-" for one create.
-func newProtectedPrefix() string { return ProtectedPrefix + uuid.NewString() + "-" }
+// protectedPath returns parent + "/_c_<uuid>-" + name for one create, with
+// a fresh random (version 4) UUID, in one allocation. The UUID must be
+// unique, not secret: its bits come from the runtime's generator (ChaCha8,
+// seeded by the operating system), which costs no system call.
+func protectedPath(parent, name string) string {
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[:8], rand.Uint64())
+	binary.BigEndian.PutUint64(u[8:], rand.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // the RFC 4122 variant
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	hex.Encode(b[9:13], u[4:6])
+	hex.Encode(b[14:18], u[6:8])
+	hex.Encode(b[19:23], u[8:10])
+	hex.Encode(b[24:36], u[10:16])
+	b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
+	if parent == "/" {
+		parent = ""
+	}
+	return parent + "/" + ProtectedPrefix + string(b[:]) + "-" + name
+}
 
 // protectedPrefixLen is the length of "_c_" + a UUID + "-".
 const protectedPrefixLen = len(ProtectedPrefix) + 36 + 1
@@ -73,16 +96,21 @@ func (q *Queue) dropStrays(names []string, ours string, sessID int64) []string {
 	if !ok {
 		return names
 	}
-	out := names[:0:0]
-	for _, n := range names {
+	var out []string // made at the first stray: the common case copies nothing
+	for i, n := range names {
 		if n != ours && strings.HasPrefix(n, prefix) {
+			if out == nil {
+				out = append(make([]string, 0, len(names)-1), names[:i]...)
+			}
 			cleanupInBackground(q.Conn, session.JoinPath(q.Path, n), sessID, nil)
 			continue
 		}
-		out = append(out, n)
+		if out != nil {
+			out = append(out, n)
+		}
 	}
-	if len(out) == len(names) {
-		return names // the common case: no copy kept
+	if out == nil {
+		return names
 	}
 	return out
 }

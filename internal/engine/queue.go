@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -52,7 +51,7 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 			return nil, err
 		}
 		listed = r.children
-		st.kept = &queued{node: r.node, token: r.czxid, session: sess.ID(), watches: map[string]<-chan zk.Event{}}
+		st.keep(queued{node: r.node, token: r.czxid, session: sess.ID()})
 	}
 	le, err := q.wait(ctx, sess, st.kept, try, listed)
 	switch {
@@ -97,7 +96,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 		rctx = waitCtx()
 	}
 	fail := attemptFailed(ctx, sess, q.Path)
-	node, token, watches := ours.node, ours.token, ours.watches
+	node, token := ours.node, ours.token
 	name := session.BaseName(node)
 	for {
 		names := listed
@@ -120,7 +119,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 		if try {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.Path)
 		}
-		chans, gone, err := q.setWatches(rctx, watches, d.Watch, d.Refresh)
+		chans, gone, err := q.setWatches(rctx, ours, d.Watch, d.Refresh)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -129,58 +128,74 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 		}
 		select {
 		case e := <-chans[0]:
-			delete(watches, d.Watch)
+			ours.forget(d.Watch)
 			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
 				return q.own(ctx, sess, node, token, fail)
 			}
 		case <-chans[1]: // nil without a Refresh node
-			delete(watches, d.Refresh)
-		case <-waitCtx().Done():
-			return nil, fail(context.Cause(octx))
+			ours.forget(d.Refresh)
+		case <-sess.Done():
+			return nil, fail(errSessionEnded)
+		case <-ctx.Done():
+			return nil, fail(context.Cause(ctx))
 		}
 	}
 }
 
-// setWatches watches the named nodes ("" for none) not watched yet, with
-// all requests in flight at once (one round trip), records them in watches
-// and returns their channels in order; gone reports a node that no longer
-// exists (list again).
-func (q *Queue) setWatches(ctx context.Context, watches map[string]<-chan zk.Event,
-	names ...string) (chans []<-chan zk.Event, gone bool, err error) {
-	chans = make([]<-chan zk.Event, len(names))
-	errs := make([]error, len(names))
-	get := func(i int) {
-		_, chans[i], errs[i] = q.Conn.GetW(ctx, session.JoinPath(q.Path, names[i]))
-	}
-	var wg sync.WaitGroup
-	first := -1 // the first request runs on this goroutine
+// setWatches watches the nodes watch and refresh ("" for none) unless
+// they are watched already, with both requests in flight at once (one
+// round trip), records them in ours and returns their channels; gone
+// reports a node that no longer exists (list again).
+func (q *Queue) setWatches(ctx context.Context, ours *queued, watch, refresh string) (
+	chans [2]<-chan zk.Event, gone bool, err error) {
+	names := [2]string{watch, refresh}
+	var (
+		errs [2]error
+		set  [2]bool // a request is needed
+	)
 	for i, n := range names {
-		switch ch, ok := watches[n]; {
-		case n == "":
-		case ok:
-			chans[i] = ch
-		case first < 0:
-			first = i
-		default:
-			wg.Go(func() { get(i) })
+		if n != "" {
+			chans[i], set[i] = ours.watchOf(n)
+			set[i] = !set[i]
 		}
 	}
-	if first >= 0 {
-		get(first)
+	switch {
+	case set[0] && set[1]:
+		type result struct {
+			ch  <-chan zk.Event
+			err error
+		}
+		second := make(chan result) // always received
+		go func() {
+			ch, err := q.getW(ctx, refresh)
+			second <- result{ch, err}
+		}()
+		chans[0], errs[0] = q.getW(ctx, watch)
+		r := <-second
+		chans[1], errs[1] = r.ch, r.err
+	case set[0]:
+		chans[0], errs[0] = q.getW(ctx, watch)
+	case set[1]:
+		chans[1], errs[1] = q.getW(ctx, refresh)
 	}
-	wg.Wait()
 	for i, n := range names {
 		switch {
-		case n == "" || errs[i] == nil && chans[i] == watches[n]:
+		case !set[i]:
 		case errors.Is(errs[i], zk.ErrNoNode):
 			gone = true
 		case errs[i] != nil:
-			return nil, false, errs[i]
+			return chans, false, errs[i]
 		default:
-			watches[n] = chans[i]
+			ours.remember(n, chans[i])
 		}
 	}
 	return chans, gone, nil
+}
+
+// getW watches the queue's node name.
+func (q *Queue) getW(ctx context.Context, name string) (<-chan zk.Event, error) {
+	_, ch, err := q.Conn.GetW(ctx, session.JoinPath(q.Path, name))
+	return ch, err
 }
 
 // own turns an owning node into a held lease, trusting it only while the
@@ -203,28 +218,7 @@ func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
 // its czxid, and the queue listed in the same round trip (when it could be);
 // see createSettled for what happens to the node when it cannot be used.
 func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (created, error) {
-	prefix := newProtectedPrefix()
-	path := session.JoinPath(q.Path, prefix+q.LockName)
-	r, err := createSettled(ctx, sess, func() created {
-		// No cancellation inside a request (createSettled stops waiting
-		// instead), so that the common path makes no extra goroutine hop.
-		return retryCreate(sess, st, func() created {
-			const flags = zk.FlagEphemeral | zk.FlagSequence
-			if q.NoListing {
-				node, czxid, err := q.Conn.CreateWithZxid(context.Background(), path, q.Data, flags)
-				return created{node: node, czxid: czxid, err: err}
-			}
-			node, czxid, kids, err := q.Conn.CreateAndList(context.Background(), path, q.Data, flags, q.Path)
-			return created{node: node, czxid: czxid, err: err, children: kids}
-		}, func() created { return q.findProtected(sess.Context(), sess, prefix) })
-	}, func(r created) {
-		if r.err == nil {
-			cleanupInBackground(q.Conn, r.node, sess.ID(), nil)
-			return
-		}
-		// The reply was lost: the node may exist. Find it by prefix.
-		cleanupProtectedInBackground(q.Conn, q.Path, prefix, sess.ID())
-	})
+	r, err := createSettled(ctx, sess, st, queueCreate{q: q, sess: sess, path: protectedPath(q.Path, q.LockName)})
 	switch {
 	case err != nil:
 		return created{}, err
@@ -234,6 +228,45 @@ func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (cre
 	return r, nil
 }
 
+// queueCreate is the creation of our node in a queue, at path.
+type queueCreate struct {
+	q    *Queue
+	sess Session
+	path string
+}
+
+// try implements creation. No cancellation inside a request
+// (createSettled stops waiting instead), so that the common path makes no
+// extra goroutine hop.
+func (c queueCreate) try() created {
+	const flags = zk.FlagEphemeral | zk.FlagSequence
+	if c.q.NoListing {
+		node, czxid, err := c.q.Conn.CreateWithZxid(context.Background(), c.path, c.q.Data, flags)
+		return created{node: node, czxid: czxid, err: err}
+	}
+	node, czxid, kids, err := c.q.Conn.CreateAndList(context.Background(), c.path, c.q.Data, flags, c.q.Path)
+	return created{node: node, czxid: czxid, err: err, children: kids}
+}
+
+// prefix is the protected prefix of our node's name.
+func (c queueCreate) prefix() string {
+	p, _ := protectedPrefixOf(session.BaseName(c.path))
+	return p
+}
+
+// find implements creation.
+func (c queueCreate) find() created { return c.q.findProtected(c.sess.Context(), c.sess, c.prefix()) }
+
+// settle implements creation.
+func (c queueCreate) settle(r created) {
+	if r.err == nil {
+		cleanupInBackground(c.q.Conn, r.node, c.sess.ID(), nil)
+		return
+	}
+	// The reply was lost: the node may exist. Find it by prefix.
+	cleanupProtectedInBackground(c.q.Conn, c.q.Path, c.prefix(), c.sess.ID())
+}
+
 // acquireAt creates our node with a fixed sequence and owns it at once,
 // while guard exists (the same transaction checks it).
 func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease, error) {
@@ -241,12 +274,11 @@ func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease,
 	if err != nil {
 		return nil, notAcquired(ctx, q.Path, err)
 	}
-	prefix := newProtectedPrefix()
-	path := session.JoinPath(q.Path, fmt.Sprintf("%s%s%0*d", prefix, q.LockName, seqDigits, seq))
-	node, czxid, err := q.Conn.CreateWithZxid(ctx, path, q.Data, zk.FlagEphemeral, guard)
+	c := queueCreate{q: q, sess: sess, path: protectedPath(q.Path, fmt.Sprintf("%s%0*d", q.LockName, seqDigits, seq))}
+	node, czxid, err := q.Conn.CreateWithZxid(ctx, c.path, q.Data, zk.FlagEphemeral, guard)
 	if err != nil {
 		if !definitelyNotCreated(err) && !errors.Is(err, session.ErrGuardFailed) {
-			cleanupProtectedInBackground(q.Conn, q.Path, prefix, sess.ID())
+			cleanupProtectedInBackground(q.Conn, q.Path, c.prefix(), sess.ID())
 		}
 		return nil, notAcquired(ctx, q.Path, err)
 	}

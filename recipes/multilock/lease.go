@@ -34,7 +34,7 @@ type holding struct {
 func (m *MultiLock) hold(ctx context.Context, taken []recipes.Lease) *Lease {
 	h := &holding{m: m, leases: taken, done: make(chan struct{})}
 	var first *recipes.HeldLease
-	h.rh, first = recipes.NewHolding(&withValues{Context: ctx, values: valuesOf(taken)}, m, 0, false, h.free, h)
+	h.rh, first = recipes.NewHolding(&withValues{Context: ctx, values: valuesOf(taken)}, m, 0, false, h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, lease := range taken {
@@ -52,7 +52,7 @@ func (h *holding) Leases() []recipes.Lease { return slices.Clone(h.leases) }
 func (h *holding) lost(i int) {
 	cause := lostError(i, h.m.lockers[i], context.Cause(h.leases[i].Context()))
 	h.rh.Lose(cause)
-	if context.Cause(h.rh.Context()) != cause {
+	if h.rh.Err() != cause {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
@@ -62,7 +62,7 @@ func (h *holding) lost(i int) {
 
 // free is the recipes.Holding's: the last Release of a holding that was
 // not lost releases the members.
-func (h *holding) free(ctx context.Context) error { return h.releaseMembers(ctx) }
+func (h *holding) Free(ctx context.Context) error { return h.releaseMembers(ctx) }
 
 // releaseMembers releases the members in reverse order, once: the first
 // call does it with its ctx, and every call waits for it, bounded by its
@@ -149,7 +149,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	if err == nil || ctx == nil || errors.Is(err, recipes.ErrNotHeld) {
 		return err
 	}
-	if cause := context.Cause(l.h.rh.Context()); cause != recipes.ErrReleased && errors.Is(err, cause) {
+	if cause := l.h.rh.Err(); cause != recipes.ErrReleased && errors.Is(err, cause) {
 		// Lost before this Release: the holding did not free the members,
 		// lost did or is doing it.
 		return errors.Join(err, l.h.wait(ctx))

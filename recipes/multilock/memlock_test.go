@@ -68,9 +68,9 @@ func (l *memLocker) take(ctx context.Context, wait bool) (recipes.Lease, error) 
 		if s.held[l.name] == nil {
 			s.tokens++
 			var rh *recipes.Holding
-			rh, first := recipes.NewHolding(ctx, l, s.tokens, true, func(context.Context) error {
+			rh, first := recipes.NewHolding(ctx, l, s.tokens, true, recipes.FreeFunc(func(context.Context) error {
 				return s.free(l.name, rh)
-			}, nil)
+			}))
 			s.held[l.name] = rh
 			s.log = append(s.log, "take "+l.name)
 			s.mu.Unlock()

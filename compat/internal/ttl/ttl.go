@@ -75,7 +75,7 @@ func Hold(base context.Context, owner any, token int64, hasToken bool, sent time
 			recipes.ErrNotAcquired, terms.What)
 	}
 	w := &watchdog{srv: srv, terms: terms, done: make(chan struct{}), deadline: deadline}
-	rh, first := recipes.NewHolding(base, owner, token, hasToken, w.free, w)
+	rh, first := recipes.NewHolding(base, owner, token, hasToken, w)
 	w.rh = rh
 	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	w.cancel = cancel
@@ -183,8 +183,8 @@ func (w *watchdog) stop() {
 	<-w.done
 }
 
-// free gives the lock up at the last Release.
-func (w *watchdog) free(ctx context.Context) error {
+// Free gives the lock up at the last Release.
+func (w *watchdog) Free(ctx context.Context) error {
 	w.stop()
 	if err := w.srv.Free(ctx); err != nil {
 		if errors.Is(err, ErrNotOurs) {

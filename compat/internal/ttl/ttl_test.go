@@ -69,8 +69,10 @@ func waitFrees(t *testing.T, f *fakeServer, n int32) {
 // Renewals keep the lease alive past its first deadline.
 func TestRenewalsKeepItAlive(t *testing.T) {
 	f := &fakeServer{}
-	le := hold(t, f, 150*time.Millisecond, 30*time.Millisecond)
-	time.Sleep(450 * time.Millisecond)
+	// A deadline of 400ms renewed every 40ms, watched for 2.5 deadlines:
+	// roomy enough for a loaded machine's scheduling delays.
+	le := hold(t, f, 400*time.Millisecond, 40*time.Millisecond)
+	time.Sleep(time.Second)
 	assert.NoError(t, le.Err(), "renewed all along")
 	assert.GreaterOrEqual(t, f.renews.Load(), int32(5))
 	require.NoError(t, le.Release(context.Background()))
