@@ -5,9 +5,13 @@ go 1.26.8
 replace github.com/zkrecipes/zkrecipes => ../
 
 require (
+	github.com/bsm/redislock v0.10.0
+	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/zkrecipes/zkrecipes v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
@@ -57,6 +61,7 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
