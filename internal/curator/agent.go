@@ -101,8 +101,14 @@ func Start(t testing.TB, servers []string, opts ...Option) *Agent {
 	}
 
 	cp := append([]string{dir}, tc.classpath...)
+	// C1 only starts fast and runs slower: for tests. Benchmarks
+	// (harness.BenchJVMEnv) run Curator as a production JVM would.
+	jit := "-XX:TieredStopAtLevel=1"
+	if os.Getenv(harness.BenchJVMEnv) != "" {
+		jit = "-XX:+TieredCompilation"
+	}
 	argv := []string{
-		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Xmx128m", "-XX:+UseSerialGC", jit, "-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.sasl.client=false",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

@@ -89,7 +89,7 @@ type Holder struct {
 
 // Start starts this test binary as a holder of the lock spec describes
 // and returns once it holds it; t's cleanup kills it.
-func Start(t *testing.T, spec string) *Holder {
+func Start(t testing.TB, spec string) *Holder {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
@@ -123,10 +123,10 @@ func Start(t *testing.T, spec string) *Holder {
 }
 
 // Kill kills the holder with SIGKILL, as a crash would.
-func (h *Holder) Kill(t *testing.T) { t.Helper(); h.Signal(t, syscall.SIGKILL) }
+func (h *Holder) Kill(t testing.TB) { t.Helper(); h.Signal(t, syscall.SIGKILL) }
 
 // next returns the holder's next line, which must start with want.
-func (h *Holder) next(t *testing.T, want string) string {
+func (h *Holder) next(t testing.TB, want string) string {
 	t.Helper()
 	select {
 	case l, ok := <-h.lines:
@@ -141,7 +141,7 @@ func (h *Holder) next(t *testing.T, want string) string {
 }
 
 // Signal sends sig to the holder (SIGSTOP pauses it, SIGCONT resumes it).
-func (h *Holder) Signal(t *testing.T, sig syscall.Signal) {
+func (h *Holder) Signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := h.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func (h *Holder) Signal(t *testing.T, sig syscall.Signal) {
 
 // Ended waits until the holder reports its lease ended, and returns when
 // and why.
-func (h *Holder) Ended(t *testing.T) (time.Time, string) {
+func (h *Holder) Ended(t testing.TB) (time.Time, string) {
 	t.Helper()
 	f := strings.SplitN(h.next(t, "ended"), " ", 3)
 	ns, _ := strconv.ParseInt(f[1], 10, 64)

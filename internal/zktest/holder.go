@@ -47,7 +47,7 @@ func RunHolderIfChild(newLocker NewLockerFunc) {
 // RunHolderIfChild) holding the lock of kind at path, with its own session
 // of the given timeout, and returns once it holds it. The child is killed
 // at t's cleanup.
-func StartHolder(t *testing.T, servers []string, path, kind string, sessionTimeout time.Duration) *holdertest.Holder {
+func StartHolder(t testing.TB, servers []string, path, kind string, sessionTimeout time.Duration) *holdertest.Holder {
 	t.Helper()
 	return holdertest.Start(t, fmt.Sprintf("%s|%s|%s|%s", strings.Join(servers, ","), path, kind, sessionTimeout))
 }
