@@ -175,11 +175,13 @@ func queueParticipants(ctx context.Context, c *session.Client, path string, name
 	}
 }
 
-// listSemaphore lists a semaphore's lease nodes (holders) and the queue of
+// listSemaphore lists a semaphore's lease nodes as holders and the queue of
 // its internal mutex (waiters: the first waits for room while holding the
-// mutex, the others for the mutex).
+// mutex, the others for the mutex). Without the maximum, which only the
+// clients know, the nodes of the one client waiting for room cannot be
+// told from the holders': they are listed as holders too.
 func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
-	s, err := semaphore.New(c, path, 1)
+	s, err := semaphore.New(c, path, 1) // the maximum is not used: see above
 	if err != nil {
 		return nil, err
 	}

@@ -106,16 +106,18 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (recipes.Lease, error
 	return s.s.Acquire(ctx, n, true)
 }
 
-// Leases lists the lease nodes held now, in order.
+// Leases lists the semaphore's lease nodes, in order. A client waiting for
+// room (one at a time: it holds the semaphore's internal mutex) has made
+// its nodes already; they come last, and Holder is false for every node
+// past the maximum. When the maximum (a SharedCount) was lowered below the
+// leases held, the holders past it are marked false too.
 func (s *Semaphore) Leases(ctx context.Context) ([]znode.Participant, error) {
-	return engine.Participants(ctx, engine.Client(s.c), session.JoinPath(s.path, engine.SemaphoreLeases), everyLease{}, engine.LeaseName)
-}
-
-// everyLease marks every lease node as a holder.
-type everyLease struct{}
-
-func (everyLease) Decide([]engine.Child, int) (engine.Decision, error) {
-	return engine.Decision{Owns: true}, nil
+	max, _, err := s.s.Max(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("semaphore: %s: the maximum: %w", s.path, err)
+	}
+	return engine.Participants(ctx, engine.Client(s.c), session.JoinPath(s.path, engine.SemaphoreLeases),
+		engine.LeaseDriver{Leases: max, Kind: engine.LeaseName}, engine.LeaseName)
 }
 
 // Mutex is Curator's InterProcessSemaphoreMutex: a semaphore of one lease,

@@ -127,6 +127,35 @@ func TestManyLeasesDoNotDeadlock(t *testing.T) {
 	}
 }
 
+// Leases lists the holders' nodes and, last, a waiter's, which are not
+// holders.
+func TestLeasesListsHoldersFirst(t *testing.T) {
+	servers := sharedServers(t)
+	const path = "/semaphore-leases"
+	ctx := ctxT(t)
+	s := newSemaphore(t, connect(t, servers), path, 2)
+	held, err := s.Acquire(ctx, 2)
+	require.NoError(t, err)
+	waiter := newSemaphore(t, connect(t, servers), path, 2)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := waiter.Acquire(wctx, 1)
+		waited <- err
+	}()
+	observer := connect(t, servers)
+	require.Eventually(t, func() bool { return leases(t, observer, path) == 3 }, waitLimit, 10*time.Millisecond)
+	ps, err := s.Leases(ctx)
+	require.NoError(t, err)
+	require.Len(t, ps, 3)
+	assert.Equal(t, []bool{true, true, false}, []bool{ps[0].Holder, ps[1].Holder, ps[2].Holder})
+	assert.Less(t, ps[1].Seq, ps[2].Seq, "the waiter's node is last")
+	cancel()
+	require.ErrorIs(t, <-waited, recipes.ErrNotAcquired)
+	require.NoError(t, held.Release(ctx))
+}
+
 // The maximum can come from a shared count; raising it wakes a waiter.
 func TestSharedCount(t *testing.T) {
 	servers := sharedServers(t)
