@@ -53,11 +53,14 @@ unit:
 # the JVM's full JIT (ZKR_BENCH_JVM). Run on a quiet machine.
 BENCH := ZKR_BENCH_JVM=1 ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -timeout 30m
 bench: deps
-	$(BENCH) -bench 'SideBySide' -benchtime 60x ./mutex/
+	$(BENCH) -bench 'SideBySide' -benchtime 20x ./mutex/
+	$(BENCH) -bench 'ClientCost' -benchtime 20x ./mutex/
 	$(BENCH) -bench 'Uncontended' -benchmem -benchtime 2000x ./mutex/
-	$(BENCH) -bench 'Contended' -benchtime 2000x ./mutex/
+	$(BENCH) -bench 'Contended' -benchtime 1000x ./mutex/
 	$(BENCH) -bench 'Herd' -benchtime 1000x ./exclusive/
 	$(BENCH) -bench 'Readers' -benchtime 4000x ./rwlock/
+	$(BENCH) -bench 'Failover|Margin' -benchtime 8x ./recipes/leader/
+	$(BENCH) -bench 'Semaphore' -benchtime 8x ./recipes/semaphore/
 
 demo: deps
 	cd integration && $(GO) run ./demo

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/lockbench"
@@ -37,20 +38,34 @@ func (n network) through(b *testing.B, servers []string) []string {
 	return []string{p.Addr()}
 }
 
-// roundTrip is the median time of a request on addrs (exists /): the unit
-// in which a handoff's cost is counted.
-func roundTrip(b *testing.B, addrs []string) time.Duration {
-	b.Helper()
-	conn := rawConn(b, addrs)
+// handoffFloor is the median time, over n tries, from session a's call to
+// delete a node to session w's notification of it: what a lock's handoff
+// cannot go below (one delete, one notification), measured on the same
+// network and server load as the lock.
+func handoffFloor(a, w *zk.Conn, n int) (time.Duration, error) {
+	path := benchPath("floor-node")
 	var took []time.Duration
-	for range 50 {
-		start := time.Now()
-		if _, _, err := conn.Exists("/"); err != nil {
-			b.Fatal(err)
+	for range n {
+		if _, err := a.Create(path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			return 0, err
 		}
+		ok, _, ev, err := w.ExistsW(path)
+		if err != nil || !ok {
+			return 0, fmt.Errorf("watch %s: %v (exists %v)", path, err, ok)
+		}
+		deleted := make(chan error, 1)
+		start := time.Now()
+		go func() { deleted <- a.Delete(path, -1) }()
+		e := <-ev
 		took = append(took, time.Since(start))
+		if err := <-deleted; err != nil {
+			return 0, err
+		}
+		if e.Type != zk.EventNodeDeleted {
+			return 0, fmt.Errorf("watch %s: %v", path, e.Type)
+		}
 	}
-	return lockbench.Median(took)
+	return lockbench.Median(took), nil
 }
 
 // BenchmarkSideBySide runs the comparison with -benchtime=Nx for N
@@ -86,7 +101,8 @@ func BenchmarkSideBySide(b *testing.B) {
 			})
 			b.Run("contended-16", func(b *testing.B) {
 				const sessions, acqPerRound = 16, 160
-				rtt := roundTrip(b, addrs)
+				fa, fw := rawConn(b, addrs), rawConn(b, addrs)
+				ensure(b, fa, "/bench")
 				names := []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only"}
 				impls := [][]func(func()) error{
 					zkLocks(b, addrs, benchPath("zklock"), sessions),
@@ -96,31 +112,41 @@ func BenchmarkSideBySide(b *testing.B) {
 				}
 				path := benchPath("curator")
 				agent.Contend(b, "mutex", path, sessions, sessions, 0, time.Minute) // start its sessions
-				perSec := make([][]float64, len(names))
+				// Each round of an implementation is paired with a measure of
+				// the handoff floor just before it.
+				perFloor := make([][]float64, len(names))
+				var floors []time.Duration
 				lockbench.SideBySide(b, names, func(i int) (int, error) {
+					floor, err := handoffFloor(fa, fw, 15)
+					if err != nil {
+						return 0, err
+					}
+					floors = append(floors, floor)
 					start := time.Now()
 					if impls[i] == nil {
 						agent.Contend(b, "mutex", path, sessions, acqPerRound, 0, time.Minute)
 					} else if _, err := lockbench.Contend(servers[0], impls[i], acqPerRound); err != nil {
 						return 0, err
 					}
-					perSec[i] = append(perSec[i], acqPerRound/time.Since(start).Seconds())
+					perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
 					return acqPerRound, nil
 				})
-				b.ReportMetric(rtt.Seconds()*1e6, "rtt-µs")
+				b.ReportMetric(float64(lockbench.Median(floors).Microseconds()), "handoff-floor-µs")
 				for i, name := range names {
-					// Handoffs per round trip: 1 is the physical limit of a
-					// queue lock (one delete, one notification).
-					b.ReportMetric(lockbench.Median(perSec[i])*rtt.Seconds(), name+"-acq/rtt")
+					// Acquisitions per handoff floor: 1 is the physical limit
+					// of a lock (one delete, one notification per handoff).
+					b.ReportMetric(lockbench.Median(perFloor[i]), name+"-acq/floor")
 				}
 			})
 		})
 	}
 }
 
-// BenchmarkRequestsPerAcquisition counts the server's requests per
-// acquisition as waiters grow, for every implementation, on each network.
-func BenchmarkRequestsPerAcquisition(b *testing.B) {
+// BenchmarkContended: sessions contend for one lock, each implementation
+// on its own, on each network; acq/s is the queue's throughput,
+// requests/acq what each acquisition costs the server (mntr), which a lock
+// that watches only a node or two ahead keeps flat as sessions grow.
+func BenchmarkContended(b *testing.B) {
 	servers := sharedServers(b)
 	if err := curator.Available(); err != nil {
 		harness.Unavailable(b, "curator: %v; %s", err, curator.Hint)
@@ -138,8 +164,11 @@ func BenchmarkRequestsPerAcquisition(b *testing.B) {
 					"mutex-predecessor-only": func() []func(func()) error {
 						return queueLocks(b, addrs, benchPath("predecessor"), sessions, predecessorDriver)
 					},
+					"mutex-no-fast-handoff": func() []func(func()) error {
+						return queueLocks(b, addrs, benchPath("nofast"), sessions, noFastHandoff{predecessorDriver})
+					},
 				}
-				for _, name := range []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only"} {
+				for _, name := range []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only", "mutex-no-fast-handoff"} {
 					b.Run(fmt.Sprintf("sessions=%d/impl=%s", sessions, name), func(b *testing.B) {
 						if name != "curator" {
 							lockbench.Run(b, servers[0], impls[name]())

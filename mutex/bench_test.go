@@ -199,31 +199,3 @@ func zkLocks(b *testing.B, servers []string, path string, n int) []func(func()) 
 	}
 	return locks
 }
-
-// BenchmarkContended: sessions contend for one lock; acq/s is the queue's
-// throughput, requests/acq what each acquisition costs the server. A
-// predecessor-watch lock stays flat as sessions grow.
-func BenchmarkContended(b *testing.B) {
-	servers := sharedServers(b)
-	for _, n := range []int{4, 16, 64} {
-		for _, impl := range []struct {
-			name  string
-			locks func(*testing.B) []func(func()) error
-		}{
-			{"mutex", func(b *testing.B) []func(func()) error {
-				return queueLocks(b, servers, benchPath("mutex"), n, mutexDriver)
-			}},
-			{"mutex-predecessor-only", func(b *testing.B) []func(func()) error {
-				return queueLocks(b, servers, benchPath("predecessor"), n, predecessorDriver)
-			}},
-			{"mutex-no-fast-handoff", func(b *testing.B) []func(func()) error {
-				return queueLocks(b, servers, benchPath("nofast"), n, noFastHandoff{predecessorDriver})
-			}},
-			{"zk.Lock", func(b *testing.B) []func(func()) error { return zkLocks(b, servers, benchPath("zklock"), n) }},
-		} {
-			b.Run(fmt.Sprintf("sessions=%d/impl=%s", n, impl.name), func(b *testing.B) {
-				lockbench.Run(b, servers[0], impl.locks(b))
-			})
-		}
-	}
-}
