@@ -38,6 +38,16 @@ func (n network) through(b *testing.B, servers []string) []string {
 	return []string{p.Addr()}
 }
 
+// repeat runs op n times, stopping at the first error.
+func repeat(op func() error, n int) error {
+	for range n {
+		if err := op(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // handoffFloor is the median time, over n tries, from session a's call to
 // delete a node to session w's notification of it: what a lock's handoff
 // cannot go below (one delete, one notification), measured on the same
@@ -91,12 +101,7 @@ func BenchmarkSideBySide(b *testing.B) {
 						agent.Contend(b, "mutex", path, 1, opsPerRound, 0, time.Minute)
 						return opsPerRound, nil
 					}
-					for range opsPerRound {
-						if err := ops[i](); err != nil {
-							return 0, err
-						}
-					}
-					return opsPerRound, nil
+					return opsPerRound, repeat(ops[i], opsPerRound)
 				})
 			})
 			b.Run("contended-16", func(b *testing.B) {
@@ -205,12 +210,7 @@ func BenchmarkClientCost(b *testing.B) {
 		names := []string{"zk.Lock", "floor", "mutex"}
 		ops := uncontendedOps(b, servers, names...)
 		lockbench.ClientCost(b, names, func(i int) (int, error) {
-			for range opsPerRound {
-				if err := ops[i](); err != nil {
-					return 0, err
-				}
-			}
-			return opsPerRound, nil
+			return opsPerRound, repeat(ops[i], opsPerRound)
 		})
 	})
 	b.Run("contended-16", func(b *testing.B) {

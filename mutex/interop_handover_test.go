@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -55,10 +56,10 @@ func TestInteropCuratorHoldsGoWaits(t *testing.T) {
 	require.NotEqual(t, a.Session(), ps[1].SessionID)
 	// Curator orders the mixed queue as we do.
 	require.Equal(t, []string{javaNode, goNode}, a.Participants(t))
-	interopRequireWaiting(t, "Go waiter behind Curator", res)
+	res.Waiting(t, "Go waiter behind Curator")
 
 	a.DoExpect(t, "release", "released")
-	lease := interopWaitAcquired(t, "Go waiter after Curator's release", res)
+	lease := res.Acquired(t, "Go waiter after Curator's release")
 	require.Equal(t, goNode, interopLeaseNode(t, lease))
 	interopRequireQueue(t, interopWaitQueue(t, m, 1), []string{goNode}, []int64{interopLeaseSession(t, lease)})
 	require.Equal(t, []string{goNode}, a.Participants(t))
@@ -92,7 +93,7 @@ func TestInteropGoHoldsCuratorWaits(t *testing.T) {
 	ps := interopWaitQueue(t, m, 2)
 	javaNode := ps[1].Node
 	interopRequireQueue(t, ps, []string{goNode, javaNode}, []int64{interopLeaseSession(t, lease), a.Session()})
-	a.ExpectNoReply(t, interopStillWaiting)
+	a.ExpectNoReply(t, zktest.StillWaiting)
 
 	require.NoError(t, lease.Release(ctxT(t)))
 	a.Expect(t, "acquired", waitLimit)
@@ -124,7 +125,7 @@ func TestInteropSessionEnd(t *testing.T) {
 	require.NoError(t, err)
 	a.Send(t, "acquire")
 	interopWaitQueue(t, h, 2)
-	a.ExpectNoReply(t, interopStillWaiting)
+	a.ExpectNoReply(t, zktest.StillWaiting)
 	hClient.Close()
 	a.Expect(t, "acquired", waitLimit)
 	select {
@@ -138,9 +139,9 @@ func TestInteropSessionEnd(t *testing.T) {
 	res := interopAcquireAsync(ctxT(t), w)
 	ps := interopWaitQueue(t, w, 2)
 	require.Equal(t, a.Session(), ps[0].SessionID)
-	interopRequireWaiting(t, "Go waiter behind Curator", res)
+	res.Waiting(t, "Go waiter behind Curator")
 	a.Kill() // Curator's session, and its node, stay until the session expires
-	lease := interopWaitAcquired(t, "Go waiter after Curator's session expired", res)
+	lease := res.Acquired(t, "Go waiter after Curator's session expired")
 	require.Equal(t, ps[1].Node, interopLeaseNode(t, lease))
 	require.NoError(t, lease.Release(ctxT(t)))
 	interopWaitQueue(t, w, 0)

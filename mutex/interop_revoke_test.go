@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes/znode"
 )
@@ -42,9 +43,9 @@ func TestInteropRevokeCuratorHolder(t *testing.T) {
 	a.DoExpect(t, "revocations", "revocations 1")
 	// Asked, not forced: the holder still holds until it releases.
 	a.DoExpect(t, "held", "held true")
-	interopRequireWaiting(t, "Go waiter before Curator's release", res)
+	res.Waiting(t, "Go waiter before Curator's release")
 	a.DoExpect(t, "release", "released")
-	lease := interopWaitAcquired(t, "Go waiter after the revoked Curator holder released", res)
+	lease := res.Acquired(t, "Go waiter after the revoked Curator holder released")
 	require.Equal(t, ps[1].Node, interopLeaseNode(t, lease))
 	require.NoError(t, lease.Release(ctx))
 	interopWaitQueue(t, w, 0)
@@ -81,7 +82,7 @@ func TestInteropRevokeGoHolder(t *testing.T) {
 	}
 	require.NoError(t, lease.Err(), "a revocation request does not end the lease")
 	a.Send(t, "acquire")
-	a.ExpectNoReply(t, interopStillWaiting) // the holder decides
+	a.ExpectNoReply(t, zktest.StillWaiting) // the holder decides
 	require.NoError(t, lease.Release(ctx))
 	a.Expect(t, "acquired", waitLimit)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/znode"
@@ -23,10 +24,6 @@ import (
 // interopNodeName is the name of an InterProcessMutex node (protected mode);
 // ours must have the same shape.
 var interopNodeName = regexp.MustCompile(`^_c_[0-9a-f-]{36}-lock-\d{10}$`)
-
-// interopStillWaiting is how long a waiter is watched to see that it does not get
-// the lock while another holds it: a bounded look, not a timing assertion.
-const interopStillWaiting = 300 * time.Millisecond
 
 // interopCurator starts a Curator agent with an InterProcessMutex on lockPath.
 func interopCurator(t *testing.T, servers []string, lockPath string) *curator.Agent {
@@ -44,44 +41,10 @@ func interopMutex(t *testing.T, servers []string, lockPath string) *mutex.Mutex 
 	return m
 }
 
-type interopResult struct {
-	lease recipes.Lease
-	err   error
-}
-
-// interopAcquireAsync runs m.Acquire(ctx) in a goroutine; ctx ends at t's cleanup,
-// so the goroutine cannot outlive the test.
-func interopAcquireAsync(ctx context.Context, m *mutex.Mutex) <-chan interopResult {
-	out := make(chan interopResult, 1)
-	go func() {
-		l, err := m.Acquire(ctx)
-		out <- interopResult{l, err}
-	}()
-	return out
-}
-
-// interopWaitAcquired waits (bounded) for an asynchronous Acquire to succeed.
-func interopWaitAcquired(t *testing.T, what string, res <-chan interopResult) recipes.Lease {
-	t.Helper()
-	select {
-	case r := <-res:
-		require.NoError(t, r.err, what)
-		return r.lease
-	case <-time.After(waitLimit):
-		t.Fatalf("%s: not acquired within %v", what, waitLimit)
-		return nil
-	}
-}
-
-// interopRequireWaiting checks, for a short bounded while, that an asynchronous
-// Acquire has not returned.
-func interopRequireWaiting(t *testing.T, what string, res <-chan interopResult) {
-	t.Helper()
-	select {
-	case r := <-res:
-		t.Fatalf("%s: Acquire returned (lease %v, err %v) while the lock is held elsewhere", what, r.lease, r.err)
-	case <-time.After(interopStillWaiting):
-	}
+// interopAcquireAsync runs m.Acquire(ctx) in a goroutine; ctx ends at t's
+// cleanup, so the goroutine cannot outlive the test.
+func interopAcquireAsync(ctx context.Context, m *mutex.Mutex) *zktest.Pending {
+	return zktest.AcquireAsync(func() (recipes.Lease, error) { return m.Acquire(ctx) })
 }
 
 // interopWaitQueue polls the participants of m until there are n, and returns them.

@@ -93,12 +93,7 @@ func (g *goLatch) Session() int64 {
 	return g.cur.Lease().SessionID()
 }
 
-func (g *goLatch) LeaderSeen(t *testing.T) string {
-	t.Helper()
-	l, err := g.e.Leader(ctxT(t))
-	require.NoError(t, err)
-	return l.ID
-}
+func (g *goLatch) LeaderSeen(t *testing.T) string { return goLeader(t, g.e) }
 
 func (g *goLatch) Queue(t *testing.T) []string { return goQueue(t, g.e) }
 
@@ -111,6 +106,14 @@ func (g *goLatch) StepDown(t *testing.T) {
 }
 
 // goQueue is e's participants' ids, leader first.
+// goLeader is the id of e's leader as e sees it.
+func goLeader(t *testing.T, e *leader.Election) string {
+	t.Helper()
+	l, err := e.Leader(ctxT(t))
+	require.NoError(t, err)
+	return l.ID
+}
+
 func goQueue(t *testing.T, e *leader.Election) []string {
 	t.Helper()
 	ps, err := e.Participants(ctxT(t))

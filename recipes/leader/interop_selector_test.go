@@ -69,12 +69,7 @@ func (g *goSelector) Leading(t *testing.T) bool {
 
 func (g *goSelector) Session() int64 { return g.session }
 
-func (g *goSelector) LeaderSeen(t *testing.T) string {
-	t.Helper()
-	l, err := g.e.Leader(ctxT(t))
-	require.NoError(t, err)
-	return l.ID
-}
+func (g *goSelector) LeaderSeen(t *testing.T) string { return goLeader(t, g.e) }
 
 func (g *goSelector) Queue(t *testing.T) []string { return goQueue(t, g.e) }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/recipes/znode"
@@ -25,10 +26,6 @@ import (
 // interopLeaseName is the name of a Curator lease node; ours have the same
 // shape.
 var interopLeaseName = regexp.MustCompile(`^_c_[0-9a-f-]{36}-lease-\d{10}$`)
-
-// interopStillWaiting is how long a waiter is watched to see that it does
-// not get a lease: a bounded look, not a timing assertion.
-const interopStillWaiting = 300 * time.Millisecond
 
 func interopAvailable(t *testing.T) []string {
 	t.Helper()
@@ -119,41 +116,6 @@ func interopWaitLeases(t *testing.T, s *semaphore.Semaphore, n int) []string {
 	}
 }
 
-type interopResult struct {
-	lease recipes.Lease
-	err   error
-}
-
-func interopAsync(acquire func() (recipes.Lease, error)) <-chan interopResult {
-	out := make(chan interopResult, 1)
-	go func() {
-		l, err := acquire()
-		out <- interopResult{l, err}
-	}()
-	return out
-}
-
-func interopWaitAcquired(t *testing.T, what string, res <-chan interopResult) recipes.Lease {
-	t.Helper()
-	select {
-	case r := <-res:
-		require.NoError(t, r.err, what)
-		return r.lease
-	case <-time.After(waitLimit):
-		t.Fatalf("%s: not acquired within %v", what, waitLimit)
-		return nil
-	}
-}
-
-func interopRequireWaiting(t *testing.T, what string, res <-chan interopResult) {
-	t.Helper()
-	select {
-	case r := <-res:
-		t.Fatalf("%s: acquired (lease %v, err %v) with no room", what, r.lease, r.err)
-	case <-time.After(interopStillWaiting):
-	}
-}
-
 // TestInteropSemaphoreLeases: Curator's and our leases count against one
 // max of 3: each side sees the other's lease nodes, neither takes a lease
 // beyond the max, a waiter of either language gets the room the other
@@ -193,33 +155,33 @@ func TestInteropSemaphoreLeases(t *testing.T) {
 
 	// A Go waiter gets the room Curator frees; a Curator waiter the room
 	// Go frees.
-	res := interopAsync(func() (recipes.Lease, error) { return s2.Acquire(ctx, 1) })
-	interopRequireWaiting(t, "Go waiter", res)
+	res := zktest.AcquireAsync(func() (recipes.Lease, error) { return s2.Acquire(ctx, 1) })
+	res.Waiting(t, "Go waiter")
 	// The waiter's lease node exists while it waits for room: both sides
 	// list it with the held ones (Curator's getParticipantNodes; our Leases,
 	// which marks it a holder too, though it holds nothing yet).
 	names = interopWaitLeases(t, s1, 4)
 	require.ElementsMatch(t, names, a.List(t, "sem-participants", "participants"))
 	b.DoExpect(t, "sem-release", "released 1")
-	l2 := interopWaitAcquired(t, "Go waiter after Curator's release", res)
+	l2 := res.Acquired(t, "Go waiter after Curator's release")
 	a.Send(t, "sem-acquire")
-	a.ExpectNoReply(t, interopStillWaiting)
+	a.ExpectNoReply(t, zktest.StillWaiting)
 	require.NoError(t, l1.Release(ctx))
 	a.Expect(t, "acquired", waitLimit)
 	a.DoExpect(t, "sem-held", "held 2")
 	interopWaitLeases(t, s1, 3)
 
 	// Go takes 3 at once only when all three are free.
-	res = interopAsync(func() (recipes.Lease, error) { return s1.Acquire(ctx, 3) })
-	interopRequireWaiting(t, "Go acquire of 3", res)
+	res = zktest.AcquireAsync(func() (recipes.Lease, error) { return s1.Acquire(ctx, 3) })
+	res.Waiting(t, "Go acquire of 3")
 	a.DoExpect(t, "sem-release", "released 2")
-	interopRequireWaiting(t, "Go acquire of 3 with 2 free", res)
+	res.Waiting(t, "Go acquire of 3 with 2 free")
 	require.NoError(t, l2.Release(ctx))
-	l3 := interopWaitAcquired(t, "Go acquire of 3", res)
+	l3 := res.Acquired(t, "Go acquire of 3")
 	require.ElementsMatch(t, interopWaitLeases(t, s1, 3), b.List(t, "sem-participants", "participants"))
 	b.DoExpect(t, "sem-acquire 1 200", "locked")
 	b.Send(t, "sem-acquire 2")
-	b.ExpectNoReply(t, interopStillWaiting)
+	b.ExpectNoReply(t, zktest.StillWaiting)
 	require.NoError(t, l3.Release(ctx))
 	b.Expect(t, "acquired", waitLimit)
 	b.DoExpect(t, "sem-held", "held 2")
@@ -309,15 +271,15 @@ func TestInteropSemaphoreMutex(t *testing.T) {
 	a.DoExpect(t, "semmutex-acquire", "acquired")
 	_, err = m.TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
-	res := interopAsync(func() (recipes.Lease, error) { return m.Acquire(ctx) })
-	interopRequireWaiting(t, "Go behind Curator", res)
+	res := zktest.AcquireAsync(func() (recipes.Lease, error) { return m.Acquire(ctx) })
+	res.Waiting(t, "Go behind Curator")
 	a.DoExpect(t, "semmutex-release", "released")
-	l := interopWaitAcquired(t, "Go after Curator's release", res)
+	l := res.Acquired(t, "Go after Curator's release")
 
 	a.DoExpect(t, "semmutex-acquire 200", "locked")
 	a.DoExpect(t, "semmutex-held", "held false")
 	a.Send(t, "semmutex-acquire")
-	a.ExpectNoReply(t, interopStillWaiting)
+	a.ExpectNoReply(t, zktest.StillWaiting)
 	require.NoError(t, l.Release(ctx))
 	a.Expect(t, "acquired", waitLimit)
 	_, err = m.TryAcquire(ctx)
@@ -389,17 +351,17 @@ func TestInteropSemaphoreSharedCount(t *testing.T) {
 	require.NoError(t, err)
 	a.DoExpect(t, "sem-acquire 1 200", "locked")
 	a.Send(t, "sem-acquire")
-	a.ExpectNoReply(t, interopStillWaiting)
+	a.ExpectNoReply(t, zktest.StillWaiting)
 	ok, err := sc.TrySet(ctx, 2, version) // ours raises Curator's max
 	require.NoError(t, err)
 	require.True(t, ok)
 	a.Expect(t, "acquired", waitLimit)
 	a.DoExpect(t, "count-get", "count 2")
 
-	res := interopAsync(func() (recipes.Lease, error) { return s.Acquire(ctx, 1) })
-	interopRequireWaiting(t, "Go waiter at 2 of 2", res)
+	res := zktest.AcquireAsync(func() (recipes.Lease, error) { return s.Acquire(ctx, 1) })
+	res.Waiting(t, "Go waiter at 2 of 2")
 	a.DoExpect(t, "count-set 3", "ok") // Curator's raises ours
-	l2 := interopWaitAcquired(t, "Go waiter after Curator raised the count", res)
+	l2 := res.Acquired(t, "Go waiter after Curator raised the count")
 	v, _, err = sc.Get(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 3, v)
