@@ -63,8 +63,17 @@ func (f FreeFunc) Free(ctx context.Context) error { return f(ctx) }
 // implementation's own state of the holding (Impl returns it), which frees
 // the lock.
 func NewHolding(base context.Context, owner any, token int64, hasToken bool, impl Freer) (*Holding, *HeldLease) {
-	h := &Holding{owner: owner, token: token, hasToken: hasToken, impl: impl, base: base, count: 1}
-	return h, &HeldLease{h: h}
+	h, first := new(Holding), new(HeldLease)
+	h.Start(first, base, owner, token, hasToken, impl)
+	return h, first
+}
+
+// Start is NewHolding for a zero Holding and a zero first HeldLease that
+// the implementation keeps inside its own values (which saves allocating
+// them); neither may be copied afterwards.
+func (h *Holding) Start(first *HeldLease, base context.Context, owner any, token int64, hasToken bool, impl Freer) {
+	h.owner, h.token, h.hasToken, h.impl, h.base, h.count = owner, token, hasToken, impl, base, 1
+	first.h = h
 }
 
 // HeldBy returns the live holding of owner's lock that ctx carries (ctx
@@ -84,13 +93,25 @@ func HeldBy(ctx context.Context, owner any) *Holding {
 
 // Reenter adds a lease to a live holding; nil when it has ended.
 func (h *Holding) Reenter() *HeldLease {
+	l := new(HeldLease)
+	if !h.ReenterInto(l) {
+		return nil
+	}
+	return l
+}
+
+// ReenterInto is Reenter for a zero HeldLease that the implementation keeps
+// inside its own value: it makes l a lease of the holding, or reports false
+// when the holding has ended.
+func (h *Holding) ReenterInto(l *HeldLease) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.count == 0 || h.cause != nil {
-		return nil
+		return false
 	}
 	h.count++
-	return &HeldLease{h: h}
+	l.h = h
+	return true
 }
 
 // Impl is what the implementation gave NewHolding.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bufio"
 	"net"
 	"slices"
 	"sync"
@@ -18,11 +19,17 @@ const (
 // until its reply, and feeds the zxid tap. It never changes a byte.
 // go-zookeeper writes it from one goroutine at a time and reads it from one
 // other, one whole frame per Write.
+//
+// Reads are buffered: go-zookeeper reads each reply with two reads (its
+// length, then its body), each a system call on a bare connection; through
+// the buffer, one system call brings both, and often the next replies too
+// (a pipelined create and listing, a watch notification).
 type trackedConn struct {
 	net.Conn
 	l       *liveness
 	in, out frames
-	session int64 // from the connect response; read side only
+	session int64         // from the connect response; read side only
+	r       *bufio.Reader // over rawReader: what the socket gives is framed as it comes
 
 	mu        sync.Mutex
 	connectAt time.Duration // send time of the connect request
@@ -38,10 +45,21 @@ type sentRequest struct {
 // requests); past it the oldest is forgotten, and its reply proves nothing.
 const maxPending = 1 << 14
 
-func (t *trackedConn) Read(p []byte) (int, error) {
-	n, err := t.Conn.Read(p)
+func (t *trackedConn) Read(p []byte) (int, error) { return t.r.Read(p) }
+
+// readBuffer is the size of a connection's read buffer: replies are small
+// (a listing of a thousand lock nodes is about 60 KiB, and is read through
+// it in parts).
+const readBuffer = 4 << 10
+
+// rawReader reads the socket under a trackedConn's buffer, framing the
+// replies as they arrive.
+type rawReader struct{ t *trackedConn }
+
+func (r rawReader) Read(p []byte) (int, error) {
+	n, err := r.t.Conn.Read(p)
 	if n > 0 {
-		t.in.feed(p[:n])
+		r.t.in.feed(p[:n])
 	}
 	return n, err
 }
@@ -59,6 +77,7 @@ func (l *liveness) dialer(network, address string, timeout time.Duration) (net.C
 		return nil, err
 	}
 	t := &trackedConn{Conn: c, l: l}
+	t.r = bufio.NewReaderSize(rawReader{t}, readBuffer)
 	t.out = frames{want: t.wantRequest, done: t.sent}
 	t.in = frames{want: wantReply, done: t.received}
 	l.conn.Store(t)

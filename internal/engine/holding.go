@@ -17,7 +17,7 @@ import (
 // ErrLockLost, when the session value it was taken under ends; the last
 // Release deletes the nodes.
 type holding struct {
-	rh    *recipes.Holding
+	rh    recipes.Holding
 	conn  Conn
 	node  string   // client path of the lock node (the first, for a semaphore)
 	more  []string // a semaphore's other lease nodes
@@ -40,12 +40,12 @@ type holding struct {
 func newHolding(base context.Context, c Conn, owner any, node string, token int64,
 	sess Session, shared bool, more ...string) *lease {
 	h := &holding{conn: c, node: node, more: more, token: token, sess: sess, shared: shared}
-	var first *recipes.HeldLease
-	h.rh, first = recipes.NewHolding(base, owner, token, true, h)
+	first := &lease{h: h}
+	h.rh.Start(&first.HeldLease, base, owner, token, true, h)
 	if !sess.Watch(h) {
 		go h.SessionEnded(sess.Err())
 	}
-	return &lease{HeldLease: first, h: h}
+	return first
 }
 
 // SessionEnded implements session.Watcher: the holding is lost.
@@ -63,8 +63,8 @@ func heldBy(ctx context.Context, owner any) *holding {
 
 // reenter adds a lease to a live holding; nil when it has ended.
 func (h *holding) reenter() *lease {
-	if hl := h.rh.Reenter(); hl != nil {
-		return &lease{HeldLease: hl, h: h}
+	if le := (&lease{h: h}); h.rh.ReenterInto(&le.HeldLease) {
+		return le
 	}
 	return nil
 }

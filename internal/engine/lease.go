@@ -14,7 +14,7 @@ import (
 // lease is one Lease on a holding: the generic lease (Context, Token,
 // Release, ...) with what a ZooKeeper lease adds.
 type lease struct {
-	*recipes.HeldLease
+	recipes.HeldLease
 	h *holding
 }
 
