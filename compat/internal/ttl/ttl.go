@@ -5,7 +5,9 @@
 // the lock, plus the TTL, less a margin. A watchdog renews the lock every
 // third of the TTL, and the lease ends when the deadline passes
 // unrenewed (whatever the network does), when a renewal finds the lock
-// gone or someone else's, or on any renewal error.
+// gone or someone else's, or on any renewal error. One timer for the whole
+// process wakes the watchdogs (clock.go): a lease costs no goroutine and
+// no timer of its own until a renewal is due.
 package ttl
 
 import (
@@ -48,17 +50,27 @@ type Terms struct {
 // before the lease ends.
 func RenewEvery(valid time.Duration) time.Duration { return valid / 3 }
 
-// watchdog renews one holding and ends it when its deadline passes.
+// watchdog renews one holding and ends it when its deadline passes. It
+// has no goroutine of its own: the clock wakes it at its deadline or when
+// a renewal is due, and a renewal runs in a goroutine of its own.
 type watchdog struct {
-	rh     *recipes.Holding
-	srv    Server
-	terms  Terms
-	cancel context.CancelFunc // stops the renewals
-	done   chan struct{}      // closed when the renewal loop is over
+	rh    *recipes.Holding
+	srv   Server
+	terms Terms
+	base  context.Context // supplies the values of the renewals' contexts
 
-	mu       sync.Mutex
-	deadline time.Time // monotonic
-	timer    *time.Timer
+	renewing sync.WaitGroup // the renewal in flight, if any
+
+	mu            sync.Mutex
+	deadline      time.Time          // monotonic
+	renewAt       time.Time          // when the next renewal is due
+	cancelRenewal context.CancelFunc // of the renewal in flight; nil when none is
+	over          bool               // released or lost: no more renewals
+	lost          error              // why it was lost; nil when released
+
+	// The clock's, under its mutex.
+	at    time.Time // when the clock wakes it
+	index int       // in the clock's heap; -1 when not in it
 }
 
 // Hold starts holding the lock owner took with a request sent at sent, and
@@ -74,15 +86,12 @@ func Hold(base context.Context, owner any, token int64, hasToken bool, sent time
 		return nil, fmt.Errorf("%w: %s: taken too late to be trusted (the request took longer than the TTL less the margin)",
 			recipes.ErrNotAcquired, terms.What)
 	}
-	w := &watchdog{srv: srv, terms: terms, done: make(chan struct{}), deadline: deadline}
+	w := &watchdog{srv: srv, terms: terms, base: base, deadline: deadline, renewAt: sent.Add(terms.Every), index: -1}
 	rh, first := recipes.NewHolding(base, owner, token, hasToken, w)
 	w.rh = rh
-	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
-	w.cancel = cancel
 	w.mu.Lock()
-	w.timer = time.AfterFunc(time.Until(deadline), w.expire)
+	w.schedule()
 	w.mu.Unlock()
-	go w.renewals(ctx)
 	return first, nil
 }
 
@@ -94,18 +103,38 @@ func Deadline(h *recipes.Holding) time.Time {
 	return w.deadline
 }
 
-// expire ends the holding if its deadline has passed (a renewal may have
-// moved it meanwhile: then the timer is set again).
-func (w *watchdog) expire() {
+// schedule has the clock wake w at its deadline, or sooner when a renewal
+// is due and none is in flight. w.mu is held.
+func (w *watchdog) schedule() {
+	at := w.deadline
+	if w.cancelRenewal == nil && w.renewAt.Before(at) {
+		at = w.renewAt
+	}
+	theClock.set(w, at)
+}
+
+// wake is the clock's call: it ends the holding once its deadline has
+// passed, and starts a renewal when one is due.
+func (w *watchdog) wake() {
+	now := time.Now()
 	w.mu.Lock()
-	left := time.Until(w.deadline)
-	if left > 0 {
-		w.timer.Reset(left)
+	switch {
+	case w.over:
 		w.mu.Unlock()
 		return
+	case !now.Before(w.deadline):
+		w.mu.Unlock()
+		w.lose(w.lapsed())
+		return
+	case w.cancelRenewal == nil && !now.Before(w.renewAt):
+		// A renewal confirmed after the deadline is no use.
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(w.base), w.deadline)
+		w.cancelRenewal = cancel
+		w.renewing.Add(1) // under mu: Free waits for it only once over is set
+		go w.renew(ctx, now)
 	}
+	w.schedule()
 	w.mu.Unlock()
-	w.lose(w.lapsed())
 }
 
 // lapsed is the cause of a lease whose deadline passed unrenewed.
@@ -113,79 +142,75 @@ func (w *watchdog) lapsed() error {
 	return fmt.Errorf("%w: %s: no renewal confirmed within the TTL less the margin", recipes.ErrLockLost, w.terms.What)
 }
 
-// renewals renews every terms.Every until ctx ends.
-func (w *watchdog) renewals(ctx context.Context) {
-	defer close(w.done)
-	tick := time.NewTicker(w.terms.Every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.rh.Context().Done():
-			return
-		case <-tick.C:
-		}
-		sent := time.Now()
-		w.mu.Lock()
-		rctx, cancel := context.WithDeadline(ctx, w.deadline) // a renewal later than that is no use
+// renew renews the lock once, in ctx, and moves the deadline to sent plus
+// the validity when it is confirmed; a failure ends the holding.
+func (w *watchdog) renew(ctx context.Context, sent time.Time) {
+	defer w.renewing.Done()
+	err := w.srv.Renew(ctx)
+	late := ctx.Err() == context.DeadlineExceeded
+	w.mu.Lock()
+	w.cancelRenewal()
+	w.cancelRenewal = nil
+	if w.over { // released or lost meanwhile
 		w.mu.Unlock()
-		err := w.srv.Renew(rctx)
-		late := rctx.Err() == context.DeadlineExceeded
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return // released meanwhile
-		case err != nil && late:
-			w.end(w.lapsed())
-			return
-		case errors.Is(err, ErrNotOurs):
-			w.end(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err))
-			return
-		case err != nil:
-			w.end(fmt.Errorf("%w: %s: renewal failed: %w", recipes.ErrLockLost, w.terms.What, err))
-			return
-		}
-		w.mu.Lock()
+		return
+	}
+	if err == nil {
 		if d := sent.Add(w.terms.Valid); d.After(w.deadline) {
 			w.deadline = d
 		}
+		w.renewAt = sent.Add(w.terms.Every)
+		w.schedule()
 		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	switch {
+	case late:
+		w.lose(w.lapsed())
+	case errors.Is(err, ErrNotOurs):
+		w.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err))
+	default:
+		w.lose(fmt.Errorf("%w: %s: renewal failed: %w", recipes.ErrLockLost, w.terms.What, err))
 	}
 }
 
-// lose ends the holding with cause (from outside the renewal loop), stops
-// renewing and frees what may be left of the lock on the server.
-func (w *watchdog) lose(cause error) {
-	w.end(cause)
-	<-w.done
-}
-
-// end ends the holding with cause and frees what may be left of the lock on
-// the server, in the background; the renewal loop stops.
-func (w *watchdog) end(cause error) {
-	w.rh.Lose(cause)
-	w.halt()
-	go freeQuietly(context.Background(), w.srv)
-}
-
-// halt stops the renewals and the deadline timer.
-func (w *watchdog) halt() {
-	w.cancel()
+// halt stops the wake-ups and the renewal in flight, once: false when the
+// holding was already released or lost. cause is why (nil: released).
+func (w *watchdog) halt(cause error) bool {
 	w.mu.Lock()
-	w.timer.Stop()
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	if w.over {
+		return false
+	}
+	w.over, w.lost = true, cause
+	theClock.remove(w)
+	if w.cancelRenewal != nil {
+		w.cancelRenewal()
+	}
+	return true
 }
 
-// stop halts the watchdog and waits for its loop.
-func (w *watchdog) stop() {
-	w.halt()
-	<-w.done
+// lose ends the holding with cause, stops renewing and frees what may be
+// left of the lock on the server, in the background; it does nothing once
+// the holding was released or lost.
+func (w *watchdog) lose(cause error) {
+	w.rh.Lose(cause) // first; it does nothing once the holding has ended
+	if w.halt(cause) {
+		go freeQuietly(context.Background(), w.srv)
+	}
 }
 
-// Free gives the lock up at the last Release.
+// Free gives the lock up at the last Release, once no renewal is in
+// flight. A loss that came first (racing the Release) is reported as such;
+// what is left of the lock is freed in the background then.
 func (w *watchdog) Free(ctx context.Context) error {
-	w.stop()
+	if !w.halt(nil) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.lost
+	}
+	w.renewing.Wait()
 	if err := w.srv.Free(ctx); err != nil {
 		if errors.Is(err, ErrNotOurs) {
 			return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err)

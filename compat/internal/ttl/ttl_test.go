@@ -3,6 +3,7 @@ package ttl
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,4 +124,59 @@ func TestReleaseNotOurs(t *testing.T) {
 	f := &fakeServer{freeErr: ErrNotOurs}
 	le := hold(t, f, time.Hour, time.Hour)
 	assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
+}
+
+// Release during a renewal that hangs cancels it and waits for it: no
+// renewal runs after Release, and the lock is freed once.
+func TestReleaseDuringARenewal(t *testing.T) {
+	f := &fakeServer{block: make(chan struct{})}
+	le := hold(t, f, time.Hour, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return f.renews.Load() == 1 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, le.Release(context.Background()))
+	assert.Equal(t, int32(1), f.frees.Load())
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int32(1), f.renews.Load(), "no renewal after Release")
+	assert.Equal(t, int32(1), f.frees.Load(), "freed once")
+}
+
+// A lease costs no goroutine while no renewal is due.
+func TestNoGoroutinePerLease(t *testing.T) {
+	f := &fakeServer{}
+	before := runtime.NumGoroutine()
+	leases := make([]*recipes.HeldLease, 100)
+	for i := range leases {
+		leases[i] = hold(t, f, time.Hour, time.Hour)
+	}
+	assert.Less(t, runtime.NumGoroutine()-before, 10)
+	for _, le := range leases {
+		require.NoError(t, le.Release(context.Background()))
+	}
+	assert.Equal(t, int32(100), f.frees.Load())
+}
+
+// Leases held at once each end at their own deadline, whatever the order
+// they were taken in.
+func TestDeadlinesInOrder(t *testing.T) {
+	valids := []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	start := time.Now()
+	ended := make([]time.Duration, len(valids))
+	var wg sync.WaitGroup
+	for i, valid := range valids {
+		le := hold(t, &fakeServer{block: make(chan struct{})}, valid, time.Hour)
+		wg.Go(func() {
+			select {
+			case <-le.Done():
+				ended[i] = time.Since(start)
+			case <-time.After(10 * time.Second):
+				t.Error("the lease did not end")
+			}
+			assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
+		})
+	}
+	wg.Wait()
+	for i, valid := range valids {
+		assert.GreaterOrEqual(t, ended[i], valid, "not before its deadline")
+	}
+	assert.Less(t, ended[1], ended[2])
+	assert.Less(t, ended[2], ended[0])
 }
