@@ -17,23 +17,31 @@
 // arrival) and returns the holder's remaining TTL. Releasing is one
 // script: it deletes the key only if it is still the caller's (compare and
 // delete), hands the lock to the first waiter still alive and publishes
-// the grant. The waiter, woken by the grant on its Client's subscription (or
-// by a timer from the holder's remaining TTL, with jitter, should the
-// message be lost or the holder crash), runs the acquire script once more,
-// which confirms the grant and renews it: three commands per contended
-// acquisition, none of them polling, and waiters served in the order they
-// queued (FIFO). A waiter whose context ends leaves the queue, and releases
-// the lock if it was handed to it meanwhile; a waiter that crashed is
-// skipped once its entry expires (three TTLs without a refresh).
+// the grant (the token with it) on the channel of that waiter's Client, so
+// a release wakes one client, not all that wait. The waiter holds from the
+// grant with no further request: its deadline counts from the send time of
+// its last attempt before the grant (which ran before the release that
+// granted it, so the key expires later than that deadline). A grant that
+// is too old for that (a renewal already due), a lost message, or a
+// crashed holder (a timer from the holder's remaining TTL, with jitter,
+// covers both) make the waiter run the acquire script once more, which
+// confirms the grant and renews it. Two commands per contended acquisition
+// (queue and release; three when confirming), none of them polling, and
+// waiters served in the order they queued (FIFO). A waiter whose context
+// ends leaves the queue, and releases the lock if it was handed to it
+// meanwhile; a waiter that crashed is skipped once its entry expires (three
+// TTLs without a refresh).
 //
 // # Tokens
 //
 // Tokens strictly increase across the holders of one lock on one Redis: a
-// counter bumped by every grant (not by re-entry), and never below the
-// server's clock in microseconds, so that they keep growing across a
-// restart without persistence (as long as the server's clock does not go
-// back). Pass them to what you protect (as session.FencedResource does in
-// ZooKeeper).
+// counter bumped by every grant (not by re-entry). A new counter (the first
+// grant, a restart without persistence, an eviction, or a day after the
+// counter was made, when it expires) starts at the server's clock in
+// microseconds, so tokens keep growing across its loss as long as the
+// server's clock does not go back and the lock was granted fewer than a
+// million times a second on average. Pass them to what you protect (as
+// session.FencedResource does in ZooKeeper).
 //
 // # Session loss: when the holder is told
 //

@@ -142,12 +142,15 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 
 // attempt runs the acquire script once: acquired with its token, or the
 // holder's remaining TTL.
-func (l *Lock) attempt(ctx context.Context, id string, queue bool) (acquired bool, token int64, pttl time.Duration, err error) {
+// sent is when it is sent: a grant made after it may be trusted from
+// then (stamp).
+func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Time) (acquired bool, token int64, pttl time.Duration, err error) {
 	q := "0"
 	if queue {
 		q = "1"
 	}
-	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds()).Int64Slice()
+	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
+		l.c.sub.channel, stamp(sent)).Int64Slice()
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -160,16 +163,28 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool) (acquired boo
 	return false, 0, time.Duration(res[1]) * time.Millisecond, nil
 }
 
+// epoch is the origin of the stamps: the monotonic clock's reading,
+// as a number that a script can keep and publish.
+var epoch = time.Now()
+
+func stamp(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
+func unstamp(n int64) time.Time { return epoch.Add(time.Duration(n)) }
+
 // waitTTL is how long a waiter's queue entry lives without a refresh: a
 // waiter refreshes it at least every TTL (its timer), so a waiter that
 // crashed is skipped after three.
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
+// terms are the lock's holding terms.
+func (l *Lock) terms() ttl.Terms {
+	valid := l.ttl - recipes.DriftMargin(l.ttl)
+	return ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redis lock " + l.name}
+}
+
 // hold turns an acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*recipes.HeldLease, error) {
-	valid := l.ttl - recipes.DriftMargin(l.ttl)
-	return ttl.Hold(ctx, l, token, true, sent, ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redis lock " + l.name},
-		server{l, id})
+	return ttl.Hold(ctx, l, token, true, sent, l.terms(), server{l, id})
 }
 
 // server is a holding's lock in Redis.

@@ -5,30 +5,44 @@ import "github.com/redis/go-redis/v9"
 // The lock's keys share one hash tag, so that a Redis Cluster keeps them in
 // one slot: KEYS[1] the lock (its value is the holder's id), KEYS[2] the
 // fencing counter, KEYS[3] the queue of waiters (a sorted set by arrival),
-// KEYS[4] each waiter's expiry and TTL (a hash). Grants are published on
-// KEYS[1] .. ":granted", with the new holder's id.
+// KEYS[4] each waiter's entry (a hash: its expiry, TTL, stamp and grant
+// channel). A grant is published on the new holder's client's channel.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = `
 local L, F, Q, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local t = redis.call('TIME')
-local nowus = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nowms = math.floor(nowus / 1000)
 
--- bump issues the next fencing token: above every earlier one, and never
--- below the server's clock in microseconds, so that tokens keep growing
--- even when the counter is lost (a restart without persistence, eviction)
--- or has expired after a day without use.
+-- nowus is the server's clock in microseconds, read once, when first
+-- needed: the common paths (a free lock taken, a lock released with
+-- nobody waiting) do without it.
+local clock
+local function nowus()
+  if not clock then
+    local t = redis.call('TIME')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
+end
+
+-- bump issues the next fencing token: one above the last. A new counter
+-- (the first grant, or a restart without persistence, an eviction, or a
+-- day after the counter was made) starts at the server's clock in
+-- microseconds, which is above every earlier token as long as the lock was
+-- granted fewer than a million times a second on average since the
+-- counter was made (and the clock does not go back).
 local function bump()
-  local f = tonumber(redis.call('GET', F) or '0')
-  if f < nowus then f = nowus else f = f + 1 end
-  redis.call('SET', F, string.format('%d', f), 'PX', 86400000)
+  local f = redis.call('INCR', F)
+  if f == 1 then
+    f = nowus()
+    redis.call('SET', F, string.format('%d', f), 'PX', 86400000)
+  end
   return f
 end
 
 -- handoff gives a free lock to the first waiter still alive, skipping those
--- whose entry expired, and tells it; it returns its id, or nil when nobody
--- waits.
+-- whose entry expired, and tells it on its client's grant channel (the
+-- waiter's id, the token, and the stamp of its attempt that wrote the
+-- entry); it returns its id, or nil when nobody waits.
 local function handoff(me)
   while true do
     local head = redis.call('ZRANGE', Q, 0, 0)[1]
@@ -37,11 +51,13 @@ local function handoff(me)
     local info = redis.call('HGET', W, head)
     redis.call('HDEL', W, head)
     if info then
-      local sp = string.find(info, ' ')
-      if tonumber(string.sub(info, 1, sp - 1)) > nowms then
-        redis.call('SET', L, head, 'PX', string.sub(info, sp + 1))
-        bump()
-        if head ~= me then redis.call('PUBLISH', L .. ':granted', head) end
+      local expiry, ttl, stamp, channel = string.match(info, '^(%d+) (%d+) (%d+) (.*)$')
+      if expiry and tonumber(expiry) > math.floor(nowus() / 1000) then
+        redis.call('SET', L, head, 'PX', ttl)
+        local f = bump()
+        if head ~= me then
+          redis.call('PUBLISH', channel, string.format('%s %d %s', head, f, stamp))
+        end
         return head
       end
     end
@@ -53,7 +69,9 @@ end
 // finds it already handed to ARGV[1] (then it renews it): {1, token}. When
 // it is held by someone else: {0, the holder's remaining TTL in ms}, and
 // when ARGV[3] is "1" the caller queues (keeping its place if it was
-// queued), its entry alive for ARGV[4] ms. A free lock goes to the first
+// queued), its entry alive for ARGV[4] ms, to be told of a grant on channel
+// ARGV[5] with stamp ARGV[6] (the caller's, of this attempt). A free lock
+// goes to the first
 // live waiter, which may be the caller; a caller that does not queue never
 // jumps the queue.
 var acquireScript = redis.NewScript(prelude + `
@@ -73,8 +91,8 @@ if holder == me then
   return {1, tonumber(redis.call('GET', F))}
 end
 if ARGV[3] == '1' then
-  redis.call('ZADD', Q, 'NX', nowus, me)
-  redis.call('HSET', W, me, string.format('%d %s', nowms + tonumber(ARGV[4]), ttl))
+  redis.call('ZADD', Q, 'NX', nowus(), me)
+  redis.call('HSET', W, me, string.format('%d %s %s %s', math.floor(nowus() / 1000) + tonumber(ARGV[4]), ttl, ARGV[6], ARGV[5]))
   redis.call('PEXPIRE', Q, ARGV[4])
   redis.call('PEXPIRE', W, ARGV[4])
 end

@@ -2,55 +2,60 @@ package redislock
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
-// idleUnsubscribe is how long a lock's grant channel stays subscribed with
-// no waiter, so that a client waiting on a lock again and again subscribes
-// once.
-const idleUnsubscribe = time.Minute
-
-// subscriber is a Client's one subscription, shared by all its waiters:
-// grants of the locks they wait for are delivered to the waiter named in
-// the message.
+// subscriber is a Client's one subscription, to a grant channel of its own
+// shared by all its waiters on every lock: a release that hands a lock to
+// one of them publishes there, so a grant wakes one client, not every
+// client waiting on the lock.
 type subscriber struct {
-	r Redis
+	r       Redis
+	channel string
 
-	mu     sync.Mutex
-	ps     *redis.PubSub // made at the first watch
-	chans  map[string]*grants
-	closed bool
-	loop   chan struct{} // closed when the receive loop is over
-}
-
-// grants is one subscribed channel.
-type grants struct {
+	mu        sync.Mutex
+	ps        *redis.PubSub // made at the first watch
 	ready     chan struct{} // closed when the server confirmed the subscription
 	confirmed bool
-	waiters   map[string]chan struct{} // by waiter id
-	idle      *time.Timer              // unsubscribes when no waiter is left
+	waiters   map[string]chan grant // by waiter id
+	closed    bool
+	loop      chan struct{} // closed when the receive loop is over
+}
+
+// grant is what a release that handed the lock to a waiter tells it.
+type grant struct {
+	token int64
+	stamp int64 // the waiter's, of its last attempt before the grant
 }
 
 func newSubscriber(r Redis) *subscriber {
-	return &subscriber{r: r, chans: map[string]*grants{}}
+	return &subscriber{
+		r:       r,
+		channel: "zkrecipes:redislock:grants:" + uuid.NewString(),
+		ready:   make(chan struct{}),
+		waiters: map[string]chan grant{},
+	}
 }
 
-// watcher is one waiter's registration on a channel.
+// watcher is one waiter's registration.
 type watcher struct {
 	s         *subscriber
-	channel   string
 	id        string
-	wake      chan struct{} // a grant to id arrived
+	grants    chan grant // buffered: a grant to id arrived
 	ready     <-chan struct{}
 	confirmed bool // the subscription already held when the watch began
 }
 
-// watch registers waiter id on channel, subscribing to it if needed.
-func (s *subscriber) watch(channel, id string) *watcher {
-	w := &watcher{s: s, channel: channel, id: id, wake: make(chan struct{}, 1)}
+// watch registers waiter id, subscribing to the grant channel first if
+// needed.
+func (s *subscriber) watch(id string) *watcher {
+	w := &watcher{s: s, id: id, grants: make(chan grant, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -59,58 +64,29 @@ func (s *subscriber) watch(channel, id string) *watcher {
 		w.ready, w.confirmed = ready, true // no grants come: the timer alone
 		return w
 	}
-	if s.ps == nil {
+	subscribe := s.ps == nil
+	if subscribe {
 		s.ps = s.r.Subscribe(context.Background())
 		s.loop = make(chan struct{})
 		go s.receive(s.ps)
 	}
-	g := s.chans[channel]
-	subscribe := g == nil
-	if subscribe {
-		g = &grants{ready: make(chan struct{}), waiters: map[string]chan struct{}{}}
-		s.chans[channel] = g
-	}
-	if g.idle != nil {
-		g.idle.Stop() // kept, to be reset when idle again
-	}
-	g.waiters[id] = w.wake
-	w.ready, w.confirmed = g.ready, g.confirmed
+	s.waiters[id] = w.grants
+	w.ready, w.confirmed = s.ready, s.confirmed
 	ps := s.ps
 	s.mu.Unlock()
 	if subscribe {
 		// An error here is retried by go-redis when it reconnects; until
 		// the server confirms, waiters rely on their timers.
-		_ = ps.Subscribe(context.Background(), channel)
+		_ = ps.Subscribe(context.Background(), s.channel)
 	}
 	return w
 }
 
-// stop ends the watch; the channel is unsubscribed once idle.
+// stop ends the watch.
 func (w *watcher) stop() {
-	s := w.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.chans[w.channel]
-	if g == nil {
-		return
-	}
-	delete(g.waiters, w.id)
-	if len(g.waiters) > 0 || s.closed {
-		return
-	}
-	if g.idle != nil {
-		g.idle.Reset(idleUnsubscribe)
-		return
-	}
-	g.idle = time.AfterFunc(idleUnsubscribe, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.chans[w.channel] != g || len(g.waiters) > 0 || s.closed {
-			return
-		}
-		delete(s.chans, w.channel)
-		_ = s.ps.Unsubscribe(context.Background(), w.channel)
-	})
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	delete(w.s.waiters, w.id)
 }
 
 // receive delivers what the subscription brings until it is closed.
@@ -131,38 +107,54 @@ func (s *subscriber) receive(ps *redis.PubSub) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				s.confirm(m.Channel)
+				s.confirm()
 			}
 		case *redis.Message:
-			s.deliver(m.Channel, m.Payload)
+			s.deliver(m.Payload)
 		}
 	}
 }
 
-func (s *subscriber) confirm(channel string) {
+func (s *subscriber) confirm() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if g := s.chans[channel]; g != nil && !g.confirmed {
-		g.confirmed = true
-		close(g.ready)
+	if !s.confirmed {
+		s.confirmed = true
+		close(s.ready)
 	}
 }
 
-// deliver wakes the waiter a grant names, if it is ours.
-func (s *subscriber) deliver(channel, id string) {
+// deliver hands a grant ("id token stamp", as the scripts publish it) to
+// the waiter it names, if it still waits; anything else is dropped.
+func (s *subscriber) deliver(payload string) {
+	id, g, ok := parseGrant(payload)
 	if hook := testHooks.delivered.Load(); hook != nil {
 		defer (*hook)(s, id)
 	}
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if g := s.chans[channel]; g != nil {
-		if wake := g.waiters[id]; wake != nil {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+	if ch := s.waiters[id]; ch != nil {
+		select {
+		case ch <- g:
+		default:
 		}
 	}
+}
+
+// parseGrant reads a grant message: "id token stamp".
+func parseGrant(payload string) (id string, g grant, ok bool) {
+	id, rest, ok1 := strings.Cut(payload, " ")
+	token, stamp, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return "", grant{}, false
+	}
+	var err1, err2 error
+	g.token, err1 = strconv.ParseInt(token, 10, 64)
+	g.stamp, err2 = strconv.ParseInt(stamp, 10, 64)
+	return id, g, err1 == nil && err2 == nil
 }
 
 func (s *subscriber) isClosed() bool {
@@ -179,11 +171,6 @@ func (s *subscriber) close() error {
 		return nil
 	}
 	s.closed = true
-	for _, g := range s.chans {
-		if g.idle != nil {
-			g.idle.Stop()
-		}
-	}
 	ps, loop := s.ps, s.loop
 	s.mu.Unlock()
 	if ps == nil {

@@ -35,20 +35,19 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 	// Acquire registers, even one that finds the lock free. Registering
 	// only for an attempt known to queue would need a first attempt that
 	// does not queue: a fourth command for every contended acquisition.
-	// The registration is a map entry under the subscriber's mutex (about
-	// a quarter of a microsecond); the subscription itself is made once
-	// per Client and lock, and kept idleUnsubscribe after the last waiter.
+	// The registration is a map entry under the subscriber's mutex; the
+	// subscription itself is made once per Client.
 	var watch *watcher
 	confirmed := true
 	if w.wait {
-		watch = l.c.sub.watch(l.keys[0]+":granted", w.id)
+		watch = l.c.sub.watch(w.id)
 		defer watch.stop()
 		confirmed = watch.confirmed
 	}
 	backoff := retryBase
 	for {
 		sent := time.Now()
-		acquired, token, pttl, err := l.attempt(ctx, w.id, w.wait)
+		acquired, token, pttl, err := l.attempt(ctx, w.id, w.wait, sent)
 		if hook := testHooks.attempted.Load(); hook != nil {
 			(*hook)()
 		}
@@ -82,10 +81,28 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 			confirmed = true // or past subscribeWait: the timer alone until it is
 			continue
 		}
-		if !w.await(ctx, watch, pttl) {
+		g, granted, ok := w.await(ctx, watch, pttl)
+		if !ok {
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 		}
+		if granted && w.fresh(g) {
+			return l.hold(ctx, w.id, g.token, unstamp(g.stamp))
+		}
+		// Woken by the timer, or by a grant too old to hold from without
+		// confirming: the next attempt finds out (a lock handed to us
+		// is renewed and held from then).
 	}
+}
+
+// fresh reports whether a grant can be held from without a request: the
+// release that made it ran after the attempt of its stamp, whose send time
+// therefore bounds the lock's expiry from below, as an acquiring request's
+// does. That is trusted while a renewal is not yet due; older, the next
+// attempt confirms the grant (it renews the lock).
+func (w waiting) fresh(g grant) bool {
+	basis := unstamp(g.stamp)
+	terms := w.l.terms()
+	return !basis.After(time.Now()) && time.Until(basis.Add(terms.Valid)) > terms.Valid-terms.Every
 }
 
 // testHooks, set by tests, run after each attempt and after each grant
@@ -95,22 +112,23 @@ var testHooks struct {
 	delivered atomic.Pointer[func(s *subscriber, id string)]
 }
 
-// await waits for a grant to this waiter, or for the holder's remaining
-// TTL (pttl; at most the lock's TTL, so that the queue entry is refreshed
-// in time), with jitter; false when ctx ends first.
-func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) bool {
+// await waits for a grant to this waiter (granted), or for the holder's
+// remaining TTL (pttl; at most the lock's TTL, so that the queue entry is
+// refreshed in time), with jitter; ok is false when ctx ends first.
+func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) (g grant, granted, ok bool) {
 	if pttl <= 0 {
 		pttl = w.l.ttl // no TTL on the holder's key, or it just went
 	}
 	t := time.NewTimer(min(ttl.Jitter(pttl), w.l.ttl))
 	defer t.Stop()
 	select {
-	case <-watch.wake:
+	case g = <-watch.grants:
+		return g, true, true
 	case <-t.C:
+		return grant{}, false, true
 	case <-ctx.Done():
-		return false
+		return grant{}, false, false
 	}
-	return true
 }
 
 // giveUp takes the waiter out of the queue (and releases the lock if it was

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 )
@@ -93,4 +94,86 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 	require.NoError(t, releaseErr)
 	require.NoError(t, err, "the waiter was not woken by the grant")
 	require.NoError(t, lease.Release(ctx))
+}
+
+// A grant is published to the new holder's client alone: a release wakes
+// one client, not every client waiting on the lock.
+func TestGrantReachesOnlyItsClient(t *testing.T) {
+	addr := harness.StartRedis(t).Addr()
+	newClient := func() *Client {
+		r := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { _ = r.Close() })
+		c, err := NewClient(r)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clients := []*Client{newClient(), newClient(), newClient()}
+	locks := make([]*Lock, len(clients))
+	for i, c := range clients {
+		l, err := New(c, "one-wakes")
+		require.NoError(t, err)
+		locks[i] = l
+	}
+	held, err := locks[0].Acquire(ctx)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	deliveries := map[*subscriber]int{}
+	delivered := func(s *subscriber, _ string) {
+		mu.Lock()
+		defer mu.Unlock()
+		deliveries[s]++
+	}
+	testHooks.delivered.Store(&delivered)
+	defer testHooks.delivered.Store(nil)
+
+	leases := make(chan error, 2)
+	for i, l := range locks[1:] {
+		go func() {
+			lease, err := l.Acquire(ctx)
+			if err == nil {
+				err = lease.Release(ctx)
+			}
+			leases <- err
+		}()
+		require.Eventually(t, func() bool { // queued in this order
+			n, _ := clients[0].r.(*redis.Client).ZCard(ctx, l.keys[2]).Result()
+			return n == int64(i+1)
+		}, 10*time.Second, time.Millisecond)
+	}
+	require.NoError(t, held.Release(ctx))
+	require.NoError(t, <-leases)
+	require.NoError(t, <-leases)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[*subscriber]int{clients[1].sub: 1, clients[2].sub: 1}, deliveries,
+		"each grant reached the client of its waiter, and no other")
+}
+
+func TestParseGrant(t *testing.T) {
+	id, g, ok := parseGrant("a-b 17 42")
+	assert.True(t, ok)
+	assert.Equal(t, "a-b", id)
+	assert.Equal(t, grant{token: 17, stamp: 42}, g)
+	for _, bad := range []string{"", "id", "id 17", "id x 42", "id 17 x", "id 17 42 more"} {
+		_, _, ok := parseGrant(bad)
+		assert.False(t, ok, "%q", bad)
+	}
+}
+
+// A grant is held from the send time of the attempt of its stamp while no
+// renewal is due yet; older, or stamped in the future, it is confirmed by
+// an attempt first.
+func TestGrantFreshness(t *testing.T) {
+	l := &Lock{ttl: 3 * time.Second}
+	w := waiting{l: l}
+	every := l.terms().Every
+	now := time.Now()
+	assert.True(t, w.fresh(grant{stamp: stamp(now)}))
+	assert.True(t, w.fresh(grant{stamp: stamp(now.Add(-every / 2))}))
+	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(-every))}), "a renewal is due")
+	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(time.Hour))}), "not an attempt of ours")
 }
