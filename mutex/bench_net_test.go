@@ -120,6 +120,7 @@ func BenchmarkSideBySide(b *testing.B) {
 				// Each round of an implementation is paired with a measure of
 				// the handoff floor just before it.
 				perFloor := make([][]float64, len(names))
+				gapPerFloor := make([][]float64, len(names)) // one holder's start to the next one's, in floors
 				var floors []time.Duration
 				lockbench.SideBySide(b, names, func(i int) (int, error) {
 					floor, err := handoffFloor(fa, fw, 15)
@@ -130,8 +131,14 @@ func BenchmarkSideBySide(b *testing.B) {
 					start := time.Now()
 					if impls[i] == nil {
 						agent.Contend(b, "mutex", path, sessions, acqPerRound, 0, time.Minute)
-					} else if _, err := lockbench.Contend(servers[0], impls[i], acqPerRound); err != nil {
-						return 0, err
+					} else {
+						res, err := lockbench.Contend(servers[0], impls[i], acqPerRound)
+						if err != nil {
+							return 0, err
+						}
+						for _, g := range res.Gaps {
+							gapPerFloor[i] = append(gapPerFloor[i], g.Seconds()/floor.Seconds())
+						}
 					}
 					perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
 					return acqPerRound, nil
@@ -141,6 +148,12 @@ func BenchmarkSideBySide(b *testing.B) {
 					// Acquisitions per handoff floor: 1 is the physical limit
 					// of a lock (one delete, one notification per handoff).
 					b.ReportMetric(lockbench.Median(perFloor[i]), name+"-acq/floor")
+					if gaps := gapPerFloor[i]; len(gaps) > 0 {
+						// The typical handoff, in floors (1 is the limit);
+						// the mean is 1/acq-per-floor.
+						b.ReportMetric(lockbench.Median(gaps), name+"-handoff-p50/floor")
+						b.ReportMetric(lockbench.Quantile(gaps, 0.9), name+"-handoff-p90/floor")
+					}
 				}
 			})
 		})

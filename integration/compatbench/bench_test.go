@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/lockbench"
 	"go.uber.org/goleak"
 )
 
@@ -160,9 +161,9 @@ func uncontended(b *testing.B, addrs []string, admins []*redis.Client, impls []i
 	var tab strings.Builder
 	fmt.Fprintf(&tab, "\n| impl | median µs/op | /%s | mean µs/op | /%s | sent/op | executed/op | client CPU µs/op | server CPU µs/op |\n|---|---|---|---|---|---|---|---|---|\n",
 		impls[0].name, impls[0].name)
-	med0, mean0 := Median(took[0]), Mean(took[0])
+	med0, mean0 := lockbench.Median(took[0]), Mean(took[0])
 	for i, im := range impls {
-		med, mean := Median(took[i]), Mean(took[i])
+		med, mean := lockbench.Median(took[i]), Mean(took[i])
 		b.ReportMetric(med*1e6, im.name+"-µs/op")
 		b.ReportMetric(mean*1e6, "mean-"+im.name+"-µs/op")
 		if i > 0 {
@@ -321,20 +322,20 @@ func contended(b *testing.B, addrs []string, admins []*redis.Client, w workload,
 			gave += r.gaveUp
 		}
 		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-		p50, p99, pmax := Quantile(waits, 0.5), Quantile(waits, 0.99), slices.Max(waits)
-		b.ReportMetric(Median(perSec), im.name+"-acq/s")
+		p50, p99, pmax := lockbench.Quantile(waits, 0.5), lockbench.Quantile(waits, 0.99), slices.Max(waits)
+		b.ReportMetric(lockbench.Median(perSec), im.name+"-acq/s")
 		b.ReportMetric(float64(sent.Total)/float64(acq), im.name+"-sent/acq")
 		b.ReportMetric(float64(exec.Total)/float64(acq), im.name+"-exec/acq")
 		b.ReportMetric(ms(p50), im.name+"-p50-ms")
 		b.ReportMetric(ms(p99), im.name+"-p99-ms")
-		b.ReportMetric(Median(fair), im.name+"-fair")
+		b.ReportMetric(lockbench.Median(fair), im.name+"-fair")
 		perAcq := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(acq) }
 		b.ReportMetric(perAcq(clientCPU), im.name+"-clientcpu-µs/acq")
 		b.ReportMetric(perAcq(exec.CPU), im.name+"-servercpu-µs/acq")
-		b.ReportMetric(ms(Median(handoffs)), im.name+"-handoff-ms")
-		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.3f | %.0f | %.0f |\n", im.name, Median(perSec),
+		b.ReportMetric(ms(lockbench.Median(handoffs)), im.name+"-handoff-ms")
+		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.3f | %.0f | %.0f |\n", im.name, lockbench.Median(perSec),
 			float64(sent.Total)/float64(acq), float64(exec.Total)/float64(acq), ms(p50), ms(p99), ms(pmax),
-			Median(fair), slices.Min(fair), ms(Median(handoffs)), perAcq(clientCPU), perAcq(exec.CPU))
+			lockbench.Median(fair), slices.Min(fair), ms(lockbench.Median(handoffs)), perAcq(clientCPU), perAcq(exec.CPU))
 		fmt.Fprintf(&details, "%s: acq/s by round %s; sent per acq: %s; executed per acq: %s",
 			im.name, fmtFloats(perSec), Breakdown(sent, acq), Breakdown(exec, acq))
 		if gave > 0 {

@@ -73,22 +73,6 @@ func TestParseCommandStats(t *testing.T) {
 	}
 }
 
-func TestQuantile(t *testing.T) {
-	xs := make([]float64, 100)
-	for i := range xs {
-		xs[i] = float64(100 - i)
-	}
-	if q := Quantile(xs, 0.99); q != 99 {
-		t.Errorf("p99 of 1..100 = %v", q)
-	}
-	if q := Quantile(xs, 0.5); q != 50 {
-		t.Errorf("p50 of 1..100 = %v", q)
-	}
-	if m := Median([]float64{3, 1, 2}); m != 2 {
-		t.Errorf("median %v", m)
-	}
-}
-
 // On a real server, what the counter saw sent agrees with what Redis
 // executed: a plain SET and GET are two commands both ways.
 func TestCounterAgreesWithRedis(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/rueidis/rueidislock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/lockbench"
 )
 
 // The loss signal: a holder whose connection goes through a proxy that is
@@ -148,17 +149,17 @@ func BenchmarkCompatLossSignal(b *testing.B) {
 				margins[i], told[i], granted[i] = t.margin, t.told, t.granted
 			}
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-			b.ReportMetric(ms(Median(margins)), "margin-ms")
+			b.ReportMetric(ms(lockbench.Median(margins)), "margin-ms")
 			b.ReportMetric(ms(slices.Min(margins)), "min-margin-ms")
 			b.ReportMetric(ms(slices.Max(margins)), "max-margin-ms")
-			b.ReportMetric(ms(Median(told)), "told-after-cut-ms")
-			b.ReportMetric(ms(Median(granted)), "granted-after-cut-ms")
+			b.ReportMetric(ms(lockbench.Median(told)), "told-after-cut-ms")
+			b.ReportMetric(ms(lockbench.Median(granted)), "granted-after-cut-ms")
 			each := make([]string, len(margins))
 			for i, m := range margins {
 				each[i] = fmt.Sprintf("%.0f", ms(m))
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %s |", im.name, len(trials),
-				ms(Median(margins)), ms(slices.Min(margins)), ms(slices.Max(margins)), ms(Median(told)), ms(Median(granted)),
+				ms(lockbench.Median(margins)), ms(slices.Min(margins)), ms(slices.Max(margins)), ms(lockbench.Median(told)), ms(lockbench.Median(granted)),
 				strings.Join(each, " ")))
 		})
 	}

@@ -93,28 +93,6 @@ func parseCPU(text string) (time.Duration, error) {
 	return time.Duration(total * float64(time.Second)), sc.Err()
 }
 
-// Quantile is the q-quantile (0 ≤ q ≤ 1) of xs, by the nearest rank (0
-// for none).
-func Quantile[T int64 | float64 | time.Duration](xs []T, q float64) T {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
-// Median is the median of xs (the upper one for an even count; 0 for none).
-func Median[T int64 | float64 | time.Duration](xs []T) T {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // Mean of xs (0 for none).
 func Mean(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -26,6 +26,7 @@ type Result struct {
 	Elapsed      time.Duration
 	Requests     int64           // server requests during the run (mntr zk_packets_received)
 	Handoffs     []time.Duration // from one release to the next acquisition
+	Gaps         []time.Duration // from one holder's start to the next one's
 }
 
 // PerSecond is the acquisitions per second.
@@ -46,6 +47,8 @@ func Contend(server string, locks []func(held func()) error, n int) (Result, err
 		lastRelease atomic.Int64 // unix nanos of the latest release
 		mu          sync.Mutex
 		handoffs    []time.Duration
+		gaps        []time.Duration
+		lastHeld    time.Time
 		wg          sync.WaitGroup
 	)
 	errs := make(chan error, len(locks))
@@ -54,12 +57,16 @@ func Contend(server string, locks []func(held func()) error, n int) (Result, err
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
 				err := lock(func() {
+					now := time.Now()
+					mu.Lock()
+					defer mu.Unlock()
 					if last := lastRelease.Load(); last != 0 {
-						d := time.Since(time.Unix(0, last))
-						mu.Lock()
-						handoffs = append(handoffs, d)
-						mu.Unlock()
+						handoffs = append(handoffs, now.Sub(time.Unix(0, last)))
 					}
+					if !lastHeld.IsZero() {
+						gaps = append(gaps, now.Sub(lastHeld))
+					}
+					lastHeld = now
 				})
 				lastRelease.Store(time.Now().UnixNano())
 				if err != nil {
@@ -79,7 +86,7 @@ func Contend(server string, locks []func(held func()) error, n int) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Acquisitions: n, Elapsed: elapsed, Requests: after - before, Handoffs: handoffs}, nil
+	return Result{Acquisitions: n, Elapsed: elapsed, Requests: after - before, Handoffs: handoffs, Gaps: gaps}, nil
 }
 
 // Packets reads the server's count of received packets.
@@ -103,6 +110,18 @@ func Median[T int64 | float64 | time.Duration](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// Quantile is the q-quantile (0 ≤ q ≤ 1) of xs, by the nearest rank (0
+// for none).
+func Quantile[T int64 | float64 | time.Duration](xs []T, q float64) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
 }
 
 // SideBySide alternates the implementations round by round in one run, in
