@@ -55,12 +55,16 @@ BENCH := ZKR_BENCH_JVM=1 ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -timeou
 bench: deps
 	$(BENCH) -bench 'SideBySide' -benchtime 20x ./mutex/
 	$(BENCH) -bench 'ClientCost' -benchtime 20x ./mutex/
+	$(BENCH) -bench 'Relay' -benchtime 20x ./mutex/
 	$(BENCH) -bench 'Uncontended' -benchmem -benchtime 2000x ./mutex/
 	$(BENCH) -bench 'Contended' -benchtime 1000x ./mutex/
 	$(BENCH) -bench 'Herd' -benchtime 1000x ./exclusive/
 	$(BENCH) -bench 'Readers' -benchtime 4000x ./rwlock/
 	$(BENCH) -bench 'Failover|Margin' -benchtime 8x ./recipes/leader/
 	$(BENCH) -bench 'Semaphore' -benchtime 8x ./recipes/semaphore/
+	cd integration && for b in CompatUncontended:100x CompatContended:10x CompatRedlockUncontended:100x \
+		CompatRedlockContended:10x CompatLossSignal:5x CompatPair:2x; do \
+		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./compatbench/ || exit 1; done
 
 demo: deps
 	cd integration && $(GO) run ./demo

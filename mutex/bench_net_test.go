@@ -160,6 +160,84 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 }
 
+// BenchmarkRelay is the handoff with no lock engine: 16 raw go-zookeeper
+// sessions in a chain, each watching the previous one's node and deleting
+// its own as soon as that node goes (a holder with hold 0, as in
+// contended-16). It reports the median hop in handoff floors over -benchtime
+// chains, on each network: what go-zookeeper, the proxy and the server
+// give a handoff, against which SideBySide's handoff-p50/floor shows the
+// lock's own cost.
+func BenchmarkRelay(b *testing.B) {
+	servers := sharedServers(b)
+	for _, n := range networks {
+		b.Run("net="+n.name, func(b *testing.B) {
+			addrs := n.through(b, servers)
+			fa, fw := rawConn(b, addrs), rawConn(b, addrs)
+			ensure(b, fa, "/bench")
+			const sessions = 16
+			conns := make([]*zk.Conn, sessions)
+			for i := range conns {
+				conns[i] = rawConn(b, addrs)
+			}
+			var hops []float64
+			for b.Loop() {
+				floor, err := handoffFloor(fa, fw, 15)
+				if err != nil {
+					b.Fatal(err)
+				}
+				took, err := relay(conns, benchPath("relay"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, d := range took {
+					hops = append(hops, d.Seconds()/floor.Seconds())
+				}
+			}
+			b.ReportMetric(lockbench.Median(hops), "hop-p50/floor")
+			b.ReportMetric(lockbench.Quantile(hops, 0.9), "hop-p90/floor")
+		})
+	}
+}
+
+// relay runs one chain over conns (see BenchmarkRelay) and returns each
+// hop's time, from one session's notice to the next one's.
+func relay(conns []*zk.Conn, base string) ([]time.Duration, error) {
+	paths := make([]string, len(conns))
+	for i, c := range conns {
+		paths[i] = fmt.Sprintf("%s-%d", base, i)
+		if _, err := c.Create(paths[i], nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			return nil, err
+		}
+	}
+	noticed := make([]time.Time, len(conns))
+	errs := make(chan error, len(conns))
+	for i := 1; i < len(conns); i++ {
+		_, _, ev, err := conns[i].ExistsW(paths[i-1])
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			<-ev
+			noticed[i] = time.Now()
+			errs <- conns[i].Delete(paths[i], -1)
+		}()
+	}
+	noticed[0] = time.Now()
+	if err := conns[0].Delete(paths[0], -1); err != nil {
+		return nil, err
+	}
+	for range len(conns) - 1 {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
+	}
+	took := make([]time.Duration, 0, len(conns)-1)
+	for i := 1; i < len(conns); i++ {
+		took = append(took, noticed[i].Sub(noticed[i-1]))
+	}
+	return took, nil
+}
+
 // BenchmarkContended: sessions contend for one lock, each implementation
 // on its own, on each network; acq/s is the queue's throughput,
 // requests/acq what each acquisition costs the server (mntr), which a lock
