@@ -55,7 +55,7 @@ BENCH := ZKR_BENCH_JVM=1 ZKR_REQUIRE_INTEGRATION=1 $(GO) test -run '^$$' -timeou
 bench: deps
 	$(BENCH) -bench 'SideBySide' -benchtime 20x ./mutex/
 	$(BENCH) -bench 'ClientCost' -benchtime 20x ./mutex/
-	$(BENCH) -bench 'Relay' -benchtime 20x ./mutex/
+	$(BENCH) -bench 'Relay|Chain' -benchtime 20x ./mutex/
 	$(BENCH) -bench 'Uncontended' -benchmem -benchtime 2000x ./mutex/
 	$(BENCH) -bench 'Contended' -benchtime 1000x ./mutex/
 	$(BENCH) -bench 'Herd' -benchtime 1000x ./exclusive/

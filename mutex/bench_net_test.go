@@ -1,6 +1,7 @@
 package mutex_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/curator"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/mutex"
 )
 
 // The side-by-side comparison docs/benchmarks.md quotes: the floor,
@@ -197,6 +199,93 @@ func BenchmarkRelay(b *testing.B) {
 			b.ReportMetric(lockbench.Quantile(hops, 0.9), "hop-p90/floor")
 		})
 	}
+}
+
+// BenchmarkChain is BenchmarkRelay with this mutex: 16 sessions queue in
+// order behind a holder; each releases as soon as it holds and does not
+// queue again, so the lock's other requests of contended-16 (queueing
+// again, listing) are absent. It reports the median hop in handoff floors.
+func BenchmarkChain(b *testing.B) {
+	servers := sharedServers(b)
+	for _, n := range networks {
+		b.Run("net="+n.name, func(b *testing.B) {
+			addrs := n.through(b, servers)
+			fa, fw := rawConn(b, addrs), rawConn(b, addrs)
+			ensure(b, fa, "/bench")
+			path := benchPath("chain")
+			const sessions = 16
+			ms := make([]*mutex.Mutex, sessions+1) // ms[0] holds first
+			for i := range ms {
+				ms[i] = newMutex(b, connect(b, addrs), path)
+			}
+			var hops []float64
+			for b.Loop() {
+				floor, err := handoffFloor(fa, fw, 15)
+				if err != nil {
+					b.Fatal(err)
+				}
+				took, err := chain(fa, path, ms)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, d := range took {
+					hops = append(hops, d.Seconds()/floor.Seconds())
+				}
+			}
+			b.ReportMetric(lockbench.Median(hops), "hop-p50/floor")
+			b.ReportMetric(lockbench.Quantile(hops, 0.9), "hop-p90/floor")
+		})
+	}
+}
+
+// chain runs one chain of ms at path (see BenchmarkChain), watching the
+// queue through conn, and returns each hop's time, from one holder's start
+// to the next one's.
+func chain(conn *zk.Conn, path string, ms []*mutex.Mutex) ([]time.Duration, error) {
+	ctx := context.Background()
+	first, err := ms[0].Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	held := make([]time.Time, len(ms))
+	errs := make(chan error, len(ms)-1)
+	for i := 1; i < len(ms); i++ {
+		go func() {
+			le, err := ms[i].Acquire(ctx)
+			if err == nil {
+				held[i] = time.Now()
+				err = le.Release(ctx)
+			}
+			errs <- err
+		}()
+		// Queued before the next one starts.
+		for deadline := time.Now().Add(time.Minute); ; {
+			kids, _, err := conn.Children(path)
+			if err != nil {
+				return nil, err
+			}
+			if len(kids) == i+1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("chain: %d of %d queued after a minute", len(kids)-1, i)
+			}
+		}
+	}
+	held[0] = time.Now()
+	if err := first.Release(ctx); err != nil {
+		return nil, err
+	}
+	for range len(ms) - 1 {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
+	}
+	took := make([]time.Duration, 0, len(ms)-1)
+	for i := 1; i < len(ms); i++ {
+		took = append(took, held[i].Sub(held[i-1]))
+	}
+	return took, nil
 }
 
 // relay runs one chain over conns (see BenchmarkRelay) and returns each
