@@ -84,147 +84,127 @@ func handoffFloor(a, w *zk.Conn, n int) (time.Duration, error) {
 // alternating rounds: per network, uncontended (one session) and 16
 // sessions on one lock.
 func BenchmarkSideBySide(b *testing.B) {
-	servers := sharedServers(b)
-	if err := curator.Available(); err != nil {
-		harness.Unavailable(b, "curator: %v; %s", err, curator.Hint)
-	}
-	for _, n := range networks {
-		b.Run("net="+n.name, func(b *testing.B) {
-			addrs := n.through(b, servers)
-			agent := curator.Start(b, addrs)
-			b.Run("uncontended", func(b *testing.B) {
-				const opsPerRound = 50
-				names := []string{"floor", "zk.Lock", "curator", "mutex"}
-				path := benchPath("curator")
-				ops := uncontendedOps(b, addrs, "floor", "zk.Lock")
-				ops = append(ops, nil, uncontendedOp(b, addrs, "mutex"))
-				lockbench.SideBySide(b, names, func(i int) (int, error) {
-					if ops[i] == nil {
-						agent.Contend(b, "mutex", path, 1, opsPerRound, 0, time.Minute)
-						return opsPerRound, nil
-					}
-					return opsPerRound, repeat(ops[i], opsPerRound)
-				})
-			})
-			b.Run("contended-16", func(b *testing.B) {
-				const sessions, acqPerRound = 16, 160
-				fa, fw := rawConn(b, addrs), rawConn(b, addrs)
-				ensure(b, fa, "/bench")
-				names := []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only"}
-				impls := [][]func(func()) error{
-					zkLocks(b, addrs, benchPath("zklock"), sessions),
-					nil,
-					queueLocks(b, addrs, benchPath("mutex"), sessions, mutexDriver),
-					queueLocks(b, addrs, benchPath("predecessor"), sessions, predecessorDriver),
+	withCurator(b, func(b *testing.B, servers, addrs []string, agent *curator.Agent) {
+		b.Run("uncontended", func(b *testing.B) {
+			const opsPerRound = 50
+			names := []string{"floor", "zk.Lock", "curator", "mutex"}
+			path := benchPath("curator")
+			ops := uncontendedOps(b, addrs, "floor", "zk.Lock")
+			ops = append(ops, nil, uncontendedOp(b, addrs, "mutex"))
+			lockbench.SideBySide(b, names, func(i int) (int, error) {
+				if ops[i] == nil {
+					agent.Contend(b, "mutex", path, 1, opsPerRound, 0, time.Minute)
+					return opsPerRound, nil
 				}
-				path := benchPath("curator")
-				agent.Contend(b, "mutex", path, sessions, sessions, 0, time.Minute) // start its sessions
-				// Each round of an implementation is paired with a measure of
-				// the handoff floor just before it.
-				perFloor := make([][]float64, len(names))
-				gapPerFloor := make([][]float64, len(names)) // one holder's start to the next one's, in floors
-				var floors []time.Duration
-				lockbench.SideBySide(b, names, func(i int) (int, error) {
-					floor, err := handoffFloor(fa, fw, 15)
+				return opsPerRound, repeat(ops[i], opsPerRound)
+			})
+		})
+		b.Run("contended-16", func(b *testing.B) {
+			const sessions, acqPerRound = 16, 160
+			fa, fw := rawConn(b, addrs), rawConn(b, addrs)
+			ensure(b, fa, "/bench")
+			names := []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only"}
+			impls := [][]func(func()) error{
+				zkLocks(b, addrs, benchPath("zklock"), sessions),
+				nil,
+				queueLocks(b, addrs, benchPath("mutex"), sessions, mutexDriver),
+				queueLocks(b, addrs, benchPath("predecessor"), sessions, predecessorDriver),
+			}
+			path := benchPath("curator")
+			agent.Contend(b, "mutex", path, sessions, sessions, 0, time.Minute) // start its sessions
+			// Each round of an implementation is paired with a measure of
+			// the handoff floor just before it.
+			perFloor := make([][]float64, len(names))
+			gapPerFloor := make([][]float64, len(names)) // one holder's start to the next one's, in floors
+			var floors []time.Duration
+			lockbench.SideBySide(b, names, func(i int) (int, error) {
+				floor, err := handoffFloor(fa, fw, 15)
+				if err != nil {
+					return 0, err
+				}
+				floors = append(floors, floor)
+				start := time.Now()
+				if impls[i] == nil {
+					agent.Contend(b, "mutex", path, sessions, acqPerRound, 0, time.Minute)
+				} else {
+					res, err := lockbench.Contend(servers[0], impls[i], acqPerRound)
 					if err != nil {
 						return 0, err
 					}
-					floors = append(floors, floor)
-					start := time.Now()
-					if impls[i] == nil {
-						agent.Contend(b, "mutex", path, sessions, acqPerRound, 0, time.Minute)
-					} else {
-						res, err := lockbench.Contend(servers[0], impls[i], acqPerRound)
-						if err != nil {
-							return 0, err
-						}
-						for _, g := range res.Gaps {
-							gapPerFloor[i] = append(gapPerFloor[i], g.Seconds()/floor.Seconds())
-						}
-					}
-					perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
-					return acqPerRound, nil
-				})
-				b.ReportMetric(float64(lockbench.Median(floors).Microseconds()), "handoff-floor-µs")
-				for i, name := range names {
-					// Acquisitions per handoff floor: 1 is the physical limit
-					// of a lock (one delete, one notification per handoff).
-					b.ReportMetric(lockbench.Median(perFloor[i]), name+"-acq/floor")
-					if gaps := gapPerFloor[i]; len(gaps) > 0 {
-						// The typical handoff, in floors (1 is the limit);
-						// the mean is 1/acq-per-floor.
-						b.ReportMetric(lockbench.Median(gaps), name+"-handoff-p50/floor")
-						b.ReportMetric(lockbench.Quantile(gaps, 0.9), name+"-handoff-p90/floor")
+					for _, g := range res.Gaps {
+						gapPerFloor[i] = append(gapPerFloor[i], g.Seconds()/floor.Seconds())
 					}
 				}
+				perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
+				return acqPerRound, nil
 			})
+			b.ReportMetric(float64(lockbench.Median(floors).Microseconds()), "handoff-floor-µs")
+			for i, name := range names {
+				// Acquisitions per handoff floor: 1 is the physical limit
+				// of a lock (one delete, one notification per handoff).
+				b.ReportMetric(lockbench.Median(perFloor[i]), name+"-acq/floor")
+				if gaps := gapPerFloor[i]; len(gaps) > 0 {
+					// The typical handoff, in floors (1 is the limit);
+					// the mean is 1/acq-per-floor.
+					b.ReportMetric(lockbench.Median(gaps), name+"-handoff-p50/floor")
+					b.ReportMetric(lockbench.Quantile(gaps, 0.9), name+"-handoff-p90/floor")
+				}
+			}
 		})
-	}
+	})
 }
 
 // BenchmarkRelay is the handoff with no lock engine: 16 raw go-zookeeper
 // sessions in a chain, each watching the previous one's node and deleting
 // its own as soon as that node goes (a holder with hold 0, as in
-// contended-16). It reports the median hop in handoff floors over -benchtime
-// chains, on each network: what go-zookeeper, the proxy and the server
-// give a handoff, against which SideBySide's handoff-p50/floor shows the
-// lock's own cost.
+// contended-16). It reports the median and p90 hop in handoff floors over
+// -benchtime chains, on each network: what go-zookeeper, the proxy and the
+// server give a handoff, against which BenchmarkChain and SideBySide's
+// handoff-p50/floor show the lock's own cost.
 func BenchmarkRelay(b *testing.B) {
-	servers := sharedServers(b)
-	for _, n := range networks {
-		b.Run("net="+n.name, func(b *testing.B) {
-			addrs := n.through(b, servers)
-			fa, fw := rawConn(b, addrs), rawConn(b, addrs)
-			ensure(b, fa, "/bench")
-			const sessions = 16
-			conns := make([]*zk.Conn, sessions)
-			for i := range conns {
-				conns[i] = rawConn(b, addrs)
-			}
-			var hops []float64
-			for b.Loop() {
-				floor, err := handoffFloor(fa, fw, 15)
-				if err != nil {
-					b.Fatal(err)
-				}
-				took, err := relay(conns, benchPath("relay"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, d := range took {
-					hops = append(hops, d.Seconds()/floor.Seconds())
-				}
-			}
-			b.ReportMetric(lockbench.Median(hops), "hop-p50/floor")
-			b.ReportMetric(lockbench.Quantile(hops, 0.9), "hop-p90/floor")
-		})
-	}
+	hopBench(b, func(b *testing.B, addrs []string) func() ([]time.Duration, error) {
+		conns := make([]*zk.Conn, 16)
+		for i := range conns {
+			conns[i] = rawConn(b, addrs)
+		}
+		return func() ([]time.Duration, error) { return relay(conns, benchPath("relay")) }
+	})
 }
 
 // BenchmarkChain is BenchmarkRelay with this mutex: 16 sessions queue in
 // order behind a holder; each releases as soon as it holds and does not
 // queue again, so the lock's other requests of contended-16 (queueing
-// again, listing) are absent. It reports the median hop in handoff floors.
+// again, listing) are absent.
 func BenchmarkChain(b *testing.B) {
+	hopBench(b, func(b *testing.B, addrs []string) func() ([]time.Duration, error) {
+		path := benchPath("chain")
+		ms := make([]*mutex.Mutex, 17) // ms[0] holds first
+		for i := range ms {
+			ms[i] = newMutex(b, connect(b, addrs), path)
+		}
+		conn := rawConn(b, addrs)
+		return func() ([]time.Duration, error) { return chain(conn, path, ms) }
+	})
+}
+
+// hopBench runs, on each network, one chain from the runner that newChain
+// makes per -benchtime iteration, each after measuring the handoff floor,
+// and reports the median and p90 hop in floors.
+func hopBench(b *testing.B, newChain func(b *testing.B, addrs []string) func() ([]time.Duration, error)) {
 	servers := sharedServers(b)
 	for _, n := range networks {
 		b.Run("net="+n.name, func(b *testing.B) {
 			addrs := n.through(b, servers)
 			fa, fw := rawConn(b, addrs), rawConn(b, addrs)
 			ensure(b, fa, "/bench")
-			path := benchPath("chain")
-			const sessions = 16
-			ms := make([]*mutex.Mutex, sessions+1) // ms[0] holds first
-			for i := range ms {
-				ms[i] = newMutex(b, connect(b, addrs), path)
-			}
+			run := newChain(b, addrs)
 			var hops []float64
 			for b.Loop() {
 				floor, err := handoffFloor(fa, fw, 15)
 				if err != nil {
 					b.Fatal(err)
 				}
-				took, err := chain(fa, path, ms)
+				took, err := run()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -276,16 +256,7 @@ func chain(conn *zk.Conn, path string, ms []*mutex.Mutex) ([]time.Duration, erro
 	if err := first.Release(ctx); err != nil {
 		return nil, err
 	}
-	for range len(ms) - 1 {
-		if err := <-errs; err != nil {
-			return nil, err
-		}
-	}
-	took := make([]time.Duration, 0, len(ms)-1)
-	for i := 1; i < len(ms); i++ {
-		took = append(took, held[i].Sub(held[i-1]))
-	}
-	return took, nil
+	return hopsOf(held, errs)
 }
 
 // relay runs one chain over conns (see BenchmarkRelay) and returns each
@@ -299,7 +270,7 @@ func relay(conns []*zk.Conn, base string) ([]time.Duration, error) {
 		}
 	}
 	noticed := make([]time.Time, len(conns))
-	errs := make(chan error, len(conns))
+	errs := make(chan error, len(conns)-1)
 	for i := 1; i < len(conns); i++ {
 		_, _, ev, err := conns[i].ExistsW(paths[i-1])
 		if err != nil {
@@ -315,23 +286,28 @@ func relay(conns []*zk.Conn, base string) ([]time.Duration, error) {
 	if err := conns[0].Delete(paths[0], -1); err != nil {
 		return nil, err
 	}
-	for range len(conns) - 1 {
+	return hopsOf(noticed, errs)
+}
+
+// hopsOf waits for a chain's links after the first (one error each, nil
+// when it passed the lock on) and returns the times between the starts
+// at.
+func hopsOf(at []time.Time, errs <-chan error) ([]time.Duration, error) {
+	for range len(at) - 1 {
 		if err := <-errs; err != nil {
 			return nil, err
 		}
 	}
-	took := make([]time.Duration, 0, len(conns)-1)
-	for i := 1; i < len(conns); i++ {
-		took = append(took, noticed[i].Sub(noticed[i-1]))
+	took := make([]time.Duration, 0, len(at)-1)
+	for i := 1; i < len(at); i++ {
+		took = append(took, at[i].Sub(at[i-1]))
 	}
 	return took, nil
 }
 
-// BenchmarkContended: sessions contend for one lock, each implementation
-// on its own, on each network; acq/s is the queue's throughput,
-// requests/acq what each acquisition costs the server (mntr), which a lock
-// that watches only a node or two ahead keeps flat as sessions grow.
-func BenchmarkContended(b *testing.B) {
+// withCurator runs body on each network, with a Curator agent connected
+// over it.
+func withCurator(b *testing.B, body func(b *testing.B, servers, addrs []string, agent *curator.Agent)) {
 	servers := sharedServers(b)
 	if err := curator.Available(); err != nil {
 		harness.Unavailable(b, "curator: %v; %s", err, curator.Hint)
@@ -339,45 +315,54 @@ func BenchmarkContended(b *testing.B) {
 	for _, n := range networks {
 		b.Run("net="+n.name, func(b *testing.B) {
 			addrs := n.through(b, servers)
-			agent := curator.Start(b, addrs)
-			for _, sessions := range []int{4, 16, 64} {
-				impls := map[string]func() []func(func()) error{
-					"zk.Lock": func() []func(func()) error { return zkLocks(b, addrs, benchPath("zklock"), sessions) },
-					"mutex": func() []func(func()) error {
-						return queueLocks(b, addrs, benchPath("mutex"), sessions, mutexDriver)
-					},
-					"mutex-predecessor-only": func() []func(func()) error {
-						return queueLocks(b, addrs, benchPath("predecessor"), sessions, predecessorDriver)
-					},
-					"mutex-no-fast-handoff": func() []func(func()) error {
-						return queueLocks(b, addrs, benchPath("nofast"), sessions, noFastHandoff{predecessorDriver})
-					},
-				}
-				for _, name := range []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only", "mutex-no-fast-handoff"} {
-					b.Run(fmt.Sprintf("sessions=%d/impl=%s", sessions, name), func(b *testing.B) {
-						if name != "curator" {
-							lockbench.Run(b, servers[0], impls[name]())
-							return
-						}
-						path := benchPath("curator")
-						agent.Contend(b, "mutex", path, sessions, sessions, 0, time.Minute) // start its sessions
-						before, err := lockbench.Packets(servers[0])
-						if err != nil {
-							b.Fatal(err)
-						}
-						b.ResetTimer()
-						took := agent.Contend(b, "mutex", path, sessions, b.N, 0, 10*time.Minute)
-						after, err := lockbench.Packets(servers[0])
-						if err != nil {
-							b.Fatal(err)
-						}
-						b.ReportMetric(float64(b.N)/took.Seconds(), "acq/s")
-						b.ReportMetric(float64(after-before)/float64(b.N), "requests/acq")
-					})
-				}
-			}
+			body(b, servers, addrs, curator.Start(b, addrs))
 		})
 	}
+}
+
+// BenchmarkContended: sessions contend for one lock, each implementation
+// on its own, on each network; acq/s is the queue's throughput,
+// requests/acq what each acquisition costs the server (mntr), which a lock
+// that watches only a node or two ahead keeps flat as sessions grow.
+func BenchmarkContended(b *testing.B) {
+	withCurator(b, func(b *testing.B, servers, addrs []string, agent *curator.Agent) {
+		for _, sessions := range []int{4, 16, 64} {
+			impls := map[string]func() []func(func()) error{
+				"zk.Lock": func() []func(func()) error { return zkLocks(b, addrs, benchPath("zklock"), sessions) },
+				"mutex": func() []func(func()) error {
+					return queueLocks(b, addrs, benchPath("mutex"), sessions, mutexDriver)
+				},
+				"mutex-predecessor-only": func() []func(func()) error {
+					return queueLocks(b, addrs, benchPath("predecessor"), sessions, predecessorDriver)
+				},
+				"mutex-no-fast-handoff": func() []func(func()) error {
+					return queueLocks(b, addrs, benchPath("nofast"), sessions, noFastHandoff{predecessorDriver})
+				},
+			}
+			for _, name := range []string{"zk.Lock", "curator", "mutex", "mutex-predecessor-only", "mutex-no-fast-handoff"} {
+				b.Run(fmt.Sprintf("sessions=%d/impl=%s", sessions, name), func(b *testing.B) {
+					if name != "curator" {
+						lockbench.Run(b, servers[0], impls[name]())
+						return
+					}
+					path := benchPath("curator")
+					agent.Contend(b, "mutex", path, sessions, sessions, 0, time.Minute) // start its sessions
+					before, err := lockbench.Packets(servers[0])
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					took := agent.Contend(b, "mutex", path, sessions, b.N, 0, 10*time.Minute)
+					after, err := lockbench.Packets(servers[0])
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(b.N)/took.Seconds(), "acq/s")
+					b.ReportMetric(float64(after-before)/float64(b.N), "requests/acq")
+				})
+			}
+		}
+	})
 }
 
 // BenchmarkClientCost compares what an acquisition costs this process (CPU

@@ -21,17 +21,9 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 	// A long TTL: a lost grant leaves the waiter asleep for a TTL, past
 	// the waiter's context.
 	const lockTTL = 30 * time.Second
-	newClient := func() *Client {
-		r := redis.NewClient(&redis.Options{Addr: addr})
-		t.Cleanup(func() { _ = r.Close() })
-		c, err := NewClient(r)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
-	holderLock, err := New(newClient(), "early-grant", WithTTL(lockTTL))
+	holderLock, err := New(newClient(t, addr), "early-grant", WithTTL(lockTTL))
 	require.NoError(t, err)
-	waiterClient := newClient()
+	waiterClient := newClient(t, addr)
 	waiterLock, err := New(waiterClient, "early-grant", WithTTL(lockTTL))
 	require.NoError(t, err)
 
@@ -100,17 +92,9 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 // one client, not every client waiting on the lock.
 func TestGrantReachesOnlyItsClient(t *testing.T) {
 	addr := harness.StartRedis(t).Addr()
-	newClient := func() *Client {
-		r := redis.NewClient(&redis.Options{Addr: addr})
-		t.Cleanup(func() { _ = r.Close() })
-		c, err := NewClient(r)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	clients := []*Client{newClient(), newClient(), newClient()}
+	clients := []*Client{newClient(t, addr), newClient(t, addr), newClient(t, addr)}
 	locks := make([]*Lock, len(clients))
 	for i, c := range clients {
 		l, err := New(c, "one-wakes")
@@ -176,4 +160,15 @@ func TestGrantFreshness(t *testing.T) {
 	assert.True(t, w.fresh(grant{stamp: stamp(now.Add(-every / 2))}))
 	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(-every))}), "a renewal is due")
 	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(time.Hour))}), "not an attempt of ours")
+}
+
+// newClient is a Client over a new go-redis client of addr, both closed
+// when t ends.
+func newClient(t *testing.T, addr string) *Client {
+	r := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = r.Close() })
+	c, err := NewClient(r)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
