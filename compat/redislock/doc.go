@@ -35,13 +35,14 @@
 // # Tokens
 //
 // Tokens strictly increase across the holders of one lock on one Redis: a
-// counter bumped by every grant (not by re-entry). A new counter (the first
-// grant, a restart without persistence, an eviction, or a day after the
-// counter was made, when it expires) starts at the server's clock in
-// microseconds, so tokens keep growing across its loss as long as the
-// server's clock does not go back and the lock was granted fewer than a
-// million times a second on average. Pass them to what you protect (as
-// session.FencedResource does in ZooKeeper).
+// counter bumped by every grant (not by re-entry), and never below the
+// server's clock in microseconds, so that they keep growing when the
+// counter is lost or comes back older than the tokens issued since (a
+// restart without persistence or from an older snapshot, a failover to a
+// lagging replica, an eviction), as long as the server's clock does not go
+// back and the lock is granted fewer than a million times a second on
+// average. Pass them to what you protect (as session.FencedResource does
+// in ZooKeeper).
 //
 // # Session loss: when the holder is told
 //

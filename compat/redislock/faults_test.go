@@ -141,3 +141,22 @@ func TestFIFO(t *testing.T) {
 		require.NoError(t, (<-leases).Release(context.Background()))
 	}
 }
+
+// The counter comes back older than the tokens issued since (a restart from
+// an older snapshot, a failover to a lagging replica): the next token is
+// still above every earlier one.
+func TestTokensAboveAStaleCounter(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	l := newLock(t, client(t, r.Addr()), "stale")
+	first, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, first.Release(ctx))
+	require.NoError(t, rdb(t, r.Addr()).Set(ctx, "{stale}:fence", "1000", 0).Err())
+	next, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	ft, _ := first.Token()
+	nt, _ := next.Token()
+	assert.Greater(t, nt, ft)
+	require.NoError(t, next.Release(ctx))
+}

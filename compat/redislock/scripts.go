@@ -13,8 +13,7 @@ const prelude = `
 local L, F, Q, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 -- nowus is the server's clock in microseconds, read once, when first
--- needed: the common paths (a free lock taken, a lock released with
--- nobody waiting) do without it.
+-- needed: a release with nobody waiting does without it.
 local clock
 local function nowus()
   if not clock then
@@ -24,18 +23,17 @@ local function nowus()
   return clock
 end
 
--- bump issues the next fencing token: one above the last. A new counter
--- (the first grant, or a restart without persistence, an eviction, or a
--- day after the counter was made) starts at the server's clock in
--- microseconds, which is above every earlier token as long as the lock was
--- granted fewer than a million times a second on average since the
--- counter was made (and the clock does not go back).
+-- bump issues the next fencing token: one above the last, and never below
+-- the server's clock in microseconds. The clock is what keeps tokens above
+-- every earlier one when the counter is lost or comes back older than the
+-- tokens issued since (a restart without persistence or from an older
+-- snapshot, a failover to a lagging replica, an eviction, a day unused),
+-- as long as the lock was granted fewer than a million times a second on
+-- average and the clock does not go back.
 local function bump()
-  local f = redis.call('INCR', F)
-  if f == 1 then
-    f = nowus()
-    redis.call('SET', F, string.format('%d', f), 'PX', 86400000)
-  end
+  local f = tonumber(redis.call('GET', F) or '0')
+  if f < nowus() then f = nowus() else f = f + 1 end
+  redis.call('SET', F, string.format('%d', f), 'PX', 86400000)
   return f
 end
 
@@ -66,14 +64,13 @@ end
 `
 
 // acquireScript takes the lock for ARGV[1] with a TTL of ARGV[2] ms, or
-// finds it already handed to ARGV[1] (then it renews it): {1, token}. When
-// it is held by someone else: {0, the holder's remaining TTL in ms}, and
-// when ARGV[3] is "1" the caller queues (keeping its place if it was
-// queued), its entry alive for ARGV[4] ms, to be told of a grant on channel
-// ARGV[5] with stamp ARGV[6] (the caller's, of this attempt). A free lock
-// goes to the first
-// live waiter, which may be the caller; a caller that does not queue never
-// jumps the queue.
+// finds it already handed to ARGV[1] (then it renews it): {1, a new
+// token}. When it is held by someone else: {0, the holder's remaining TTL
+// in ms}, and when ARGV[3] is "1" the caller queues (keeping its place if
+// it was queued), its entry alive for ARGV[4] ms, to be told of a grant on
+// channel ARGV[5] with stamp ARGV[6] (the caller's, of this attempt). A
+// free lock goes to the first live waiter, which may be the caller; a
+// caller that does not queue never jumps the queue.
 var acquireScript = redis.NewScript(prelude + `
 local me, ttl = ARGV[1], ARGV[2]
 local holder = redis.call('GET', L)
@@ -85,10 +82,13 @@ if not holder then
   end
 end
 if holder == me then
+  -- Handed to the caller (or taken by an earlier try of this request whose
+  -- reply was lost): it has no token yet, so it gets a new one, above any
+  -- the counter may have lost since the grant.
   redis.call('PEXPIRE', L, ttl)
   redis.call('ZREM', Q, me)
   redis.call('HDEL', W, me)
-  return {1, tonumber(redis.call('GET', F))}
+  return {1, bump()}
 end
 if ARGV[3] == '1' then
   redis.call('ZADD', Q, 'NX', nowus(), me)

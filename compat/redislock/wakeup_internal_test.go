@@ -172,3 +172,29 @@ func newClient(t *testing.T, addr string) *Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// A grant confirmed by the acquire script gets a token of its own, above
+// every earlier one, even when the counter is gone meanwhile (evicted,
+// lost in a restart): it was once answered with no token at all, and the
+// waiter retried, renewing the lock in its name, for as long as its
+// context lived.
+func TestConfirmedGrantGetsAToken(t *testing.T) {
+	addr := harness.StartRedis(t).Addr()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := New(newClient(t, addr), "confirm")
+	require.NoError(t, err)
+	before, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, before.Release(ctx))
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	defer func() { _ = admin.Close() }()
+	const id = "handed-to-me"
+	require.NoError(t, admin.Set(ctx, l.keys[0], id, time.Minute).Err()) // as a handoff leaves it
+	require.NoError(t, admin.Del(ctx, l.keys[1]).Err())
+	acquired, token, _, err := l.attempt(ctx, id, true, time.Now())
+	require.NoError(t, err)
+	require.True(t, acquired)
+	bt, _ := before.Token()
+	assert.Greater(t, token, bt)
+}
