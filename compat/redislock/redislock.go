@@ -32,7 +32,14 @@ const (
 )
 
 // Client shares one Redis subscription among the waiters of every lock made
-// from it: the grants of the locks they wait for. Close it when done.
+// from it: a channel of its own, on which releases tell its waiters that
+// the lock is theirs. The subscription holds one connection, and a
+// goroutine reading it, from the first wait until Close: close it when
+// done. A grant that never arrives (a connection that died silently) costs
+// time, not safety: the waiter's timer wakes it within the holder's TTL.
+//
+// The keys, the scripts and the grant messages are this package's version's
+// own: processes that share a lock must run the same version of it.
 type Client struct {
 	r   Redis
 	sub *subscriber
