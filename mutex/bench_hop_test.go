@@ -3,6 +3,8 @@ package mutex_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,4 +162,62 @@ func hopsOf(at []time.Time, errs <-chan error) ([]time.Duration, error) {
 		took = append(took, at[i].Sub(at[i-1]))
 	}
 	return took, nil
+}
+
+// BenchmarkRelayLoaded is BenchmarkRelay with 1 ms toward the clients,
+// while 16 other sessions keep listing a node (2 requests in flight each),
+// and with the handoff floor measured under that traffic too: how much the
+// floor itself moves with the server's and the proxy's load on this
+// machine (a lock's round carries such traffic; SideBySide measures its
+// floor between rounds, on a quiet server).
+func BenchmarkRelayLoaded(b *testing.B) {
+	servers := sharedServers(b)
+	addrs := networks[1].through(b, servers)
+	fa, fw := rawConn(b, addrs), rawConn(b, addrs)
+	ensure(b, fa, "/bench")
+	conns := make([]*zk.Conn, 16)
+	loaders := make([]*zk.Conn, 16)
+	for i := range conns {
+		conns[i], loaders[i] = rawConn(b, addrs), rawConn(b, addrs)
+	}
+	for _, inFlight := range []int{0, 2} {
+		b.Run(fmt.Sprintf("background-in-flight=%d", inFlight), func(b *testing.B) {
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			var listed atomic.Int64
+			for range inFlight {
+				for _, c := range loaders {
+					wg.Go(func() {
+						for !stop.Load() {
+							if _, _, err := c.Children("/bench"); err != nil {
+								return
+							}
+							listed.Add(1)
+						}
+					})
+				}
+			}
+			defer func() { stop.Store(true); wg.Wait() }()
+			var hops []float64
+			var floors []time.Duration
+			start := time.Now()
+			for b.Loop() {
+				floor, err := handoffFloor(fa, fw, 15)
+				if err != nil {
+					b.Fatal(err)
+				}
+				floors = append(floors, floor)
+				took, err := relay(conns, benchPath("relay-loaded"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, d := range took {
+					hops = append(hops, d.Seconds()/floor.Seconds())
+				}
+			}
+			b.ReportMetric(float64(lockbench.Median(floors).Microseconds()), "floor-µs")
+			b.ReportMetric(float64(listed.Load())/time.Since(start).Seconds(), "background-req/s")
+			b.ReportMetric(lockbench.Median(hops), "hop-p50/floor")
+		})
+	}
 }
