@@ -76,9 +76,10 @@ const (
 
 // Lock is a lock on one key of one memcached.
 type Lock struct {
-	mc  Memcached
-	key string
-	ttl time.Duration
+	mc    Memcached
+	key   string
+	ttl   time.Duration
+	terms ttl.Terms // of its leases
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -123,7 +124,10 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	case o.ttl > 30*24*time.Hour:
 		return nil, bad("TTL %v: memcached takes more than 30 days as a date", o.ttl)
 	}
-	return &Lock{mc: mc, key: key, ttl: o.ttl}, nil
+	// Trusted a second less: memcached may expire an item up to a second
+	// early (it counts whole seconds on a clock that ticks once a second).
+	valid := o.ttl - time.Second - recipes.DriftMargin(o.ttl)
+	return &Lock{mc: mc, key: key, ttl: o.ttl, terms: ttl.NewTerms(valid, "memcached lock "+key)}, nil
 }
 
 // Key is the lock's item key.
@@ -142,13 +146,10 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if err := recipes.CheckContext(ctx); err != nil {
+	if le, err := ttl.Begin(ctx, l); err != nil {
 		return nil, err
-	}
-	if h := recipes.HeldBy(ctx, l); h != nil {
-		if le := h.Reenter(); le != nil {
-			return le, nil
-		}
+	} else if le != nil {
+		return le, nil
 	}
 	id := []byte(uuid.NewString())
 	poll := firstPoll
@@ -157,10 +158,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		cas, err := l.add(ctx, id)
 		switch {
 		case err == nil:
-			valid := l.ttl - time.Second - recipes.DriftMargin(l.ttl)
-			le, err := ttl.Hold(ctx, l, int64(cas), true, sent,
-				ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "memcached lock " + l.key},
-				&server{l: l, id: id, cas: cas})
+			le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas})
 			if err != nil {
 				return nil, err
 			}

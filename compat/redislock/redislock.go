@@ -59,10 +59,11 @@ func (c *Client) Close() error { return c.sub.close() }
 
 // Lock is a lock on one name in one Redis.
 type Lock struct {
-	c    *Client
-	name string
-	keys []string
-	ttl  time.Duration
+	c     *Client
+	name  string
+	keys  []string
+	ttl   time.Duration
+	terms ttl.Terms // of its leases
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -102,7 +103,8 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 			recipes.ErrInvalidArgument, o.ttl, MinTTL)
 	}
 	tag := "{" + name + "}"
-	return &Lock{c: c, name: name, ttl: o.ttl, keys: []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters"}}, nil
+	return &Lock{c: c, name: name, ttl: o.ttl, keys: []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters"},
+		terms: ttl.NewTerms(o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
 }
 
 // Name is the lock's name.
@@ -130,13 +132,10 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if err := recipes.CheckContext(ctx); err != nil {
+	if le, err := ttl.Begin(ctx, l); err != nil {
 		return nil, err
-	}
-	if h := recipes.HeldBy(ctx, l); h != nil {
-		if le := h.Reenter(); le != nil {
-			return le, nil
-		}
+	} else if le != nil {
+		return le, nil
 	}
 	id := uuid.NewString()
 	w := waiting{l: l, id: id, wait: wait}
@@ -183,15 +182,9 @@ func unstamp(n int64) time.Time { return epoch.Add(time.Duration(n)) }
 // crashed is skipped after three.
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
-// terms are the lock's holding terms.
-func (l *Lock) terms() ttl.Terms {
-	valid := l.ttl - recipes.DriftMargin(l.ttl)
-	return ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redis lock " + l.name}
-}
-
 // hold turns an acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*recipes.HeldLease, error) {
-	return ttl.Hold(ctx, l, token, true, sent, l.terms(), server{l, id})
+	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id})
 }
 
 // server is a holding's lock in Redis.

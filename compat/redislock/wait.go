@@ -101,7 +101,7 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 // attempt confirms the grant (it renews the lock).
 func (w waiting) fresh(g grant) bool {
 	basis := unstamp(g.stamp)
-	terms := w.l.terms()
+	terms := w.l.terms
 	return !basis.After(time.Now()) && time.Until(basis.Add(terms.Valid)) > terms.Valid-terms.Every
 }
 

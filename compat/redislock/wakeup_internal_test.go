@@ -152,9 +152,10 @@ func TestParseGrant(t *testing.T) {
 // renewal is due yet; older, or stamped in the future, it is confirmed by
 // an attempt first.
 func TestGrantFreshness(t *testing.T) {
-	l := &Lock{ttl: 3 * time.Second}
+	l, err := New(&Client{}, "fresh", WithTTL(3*time.Second)) // no I/O
+	require.NoError(t, err)
 	w := waiting{l: l}
-	every := l.terms().Every
+	every := l.terms.Every
 	now := time.Now()
 	assert.True(t, w.fresh(grant{stamp: stamp(now)}))
 	assert.True(t, w.fresh(grant{stamp: stamp(now.Add(-every / 2))}))

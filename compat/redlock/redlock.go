@@ -84,6 +84,7 @@ type Lock struct {
 	name    string
 	key     string
 	o       options
+	terms   ttl.Terms // of its leases
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -144,7 +145,8 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 	case o.retryDelay <= 0:
 		return nil, bad("retry delay %v must be positive", o.retryDelay)
 	}
-	return &Lock{servers: servers, name: name, key: "{" + name + "}", o: o}, nil
+	return &Lock{servers: servers, name: name, key: "{" + name + "}", o: o,
+		terms: ttl.NewTerms(o.ttl-recipes.DriftMargin(o.ttl), "redlock "+name)}, nil
 }
 
 // Name is the lock's name.
@@ -167,13 +169,10 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if err := recipes.CheckContext(ctx); err != nil {
+	if le, err := ttl.Begin(ctx, l); err != nil {
 		return nil, err
-	}
-	if h := recipes.HeldBy(ctx, l); h != nil {
-		if le := h.Reenter(); le != nil {
-			return le, nil
-		}
+	} else if le != nil {
+		return le, nil
 	}
 	id := uuid.NewString()
 	for {
@@ -182,7 +181,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 			return r.SetNX(ctx, l.key, id, l.o.ttl).Result()
 		})
 		if took >= l.quorum() {
-			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms(), server{l, id})
+			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, server{l, id})
 			if err == nil {
 				return le, nil
 			}
@@ -202,11 +201,6 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 			return nil, recipes.NotAcquired(ctx)
 		}
 	}
-}
-
-func (l *Lock) terms() ttl.Terms {
-	valid := l.o.ttl - recipes.DriftMargin(l.o.ttl)
-	return ttl.Terms{Valid: valid, Every: ttl.RenewEvery(valid), What: "redlock " + l.name}
 }
 
 // each runs op on every server at once, each bounded by the server

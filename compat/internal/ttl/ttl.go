@@ -45,10 +45,25 @@ type Terms struct {
 	What string
 }
 
-// RenewEvery is the watchdog's period for a lease trusted for valid after
-// each confirmed request: a third of it, so that two renewals can fail
-// before the lease ends.
-func RenewEvery(valid time.Duration) time.Duration { return valid / 3 }
+// NewTerms are the terms of a lease trusted for valid after each confirmed
+// request, named what: renewed every third of valid, so that two renewals
+// can fail before the lease ends.
+func NewTerms(valid time.Duration, what string) Terms {
+	return Terms{Valid: valid, Every: valid / 3, What: what}
+}
+
+// Begin does what every Acquire of a TTL lock does first: it checks ctx,
+// and re-enters the live holding of owner that ctx carries. A nil lease
+// and a nil error: acquire anew.
+func Begin(ctx context.Context, owner any) (*recipes.HeldLease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	if h := recipes.HeldBy(ctx, owner); h != nil {
+		return h.Reenter(), nil // nil once the holding has just ended
+	}
+	return nil, nil
+}
 
 // watchdog renews one holding and ends it when its deadline passes. It
 // has no goroutine of its own: the clock wakes it at its deadline or when

@@ -180,3 +180,35 @@ func TestDeadlinesInOrder(t *testing.T) {
 	assert.Less(t, ended[1], ended[2])
 	assert.Less(t, ended[2], ended[0])
 }
+
+// Begin refuses a nil or ended context, re-enters a live holding of the
+// owner, and says to acquire anew otherwise.
+func TestBegin(t *testing.T) {
+	o := &owner{}
+	_, err := Begin(nil, o) //lint:ignore SA1012 a nil context is the bad input under test
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Begin(ended, o)
+	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+
+	le, err := Begin(context.Background(), o)
+	require.NoError(t, err)
+	assert.Nil(t, le, "nothing held: acquire anew")
+
+	f := &fakeServer{}
+	first, err := Hold(context.Background(), o, 1, true, time.Now(), NewTerms(time.Hour, "test lock"), f)
+	require.NoError(t, err)
+	again, err := Begin(first.Context(), o)
+	require.NoError(t, err)
+	require.NotNil(t, again, "re-entered")
+	other, err := Begin(first.Context(), &owner{})
+	require.NoError(t, err)
+	assert.Nil(t, other, "another owner's holding is not re-entered")
+	require.NoError(t, again.Release(context.Background()))
+	require.NoError(t, first.Release(context.Background()))
+	le, err = Begin(first.Context(), o)
+	assert.ErrorIs(t, err, recipes.ErrNotAcquired, "the released lease's context has ended")
+	assert.Nil(t, le)
+	assert.Equal(t, int32(1), f.frees.Load())
+}
