@@ -160,3 +160,35 @@ func TestTokensAboveAStaleCounter(t *testing.T) {
 	assert.Greater(t, nt, ft)
 	require.NoError(t, next.Release(ctx))
 }
+
+// A waiter whose Client was closed gets no grants: it still gets the lock
+// once it is released, woken by its timer (within the holder's TTL).
+func TestWaitAfterClientClosed(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	holder, err := newLock(t, client(t, r.Addr()), "closed", redislock.WithTTL(time.Second)).Acquire(ctx)
+	require.NoError(t, err)
+	c := client(t, r.Addr())
+	require.NoError(t, c.Close())
+	waiter := newLock(t, c, "closed", redislock.WithTTL(time.Second))
+	got := make(chan error, 1)
+	go func() {
+		lease, err := waiter.Acquire(ctx)
+		if err == nil {
+			err = lease.Release(ctx)
+		}
+		got <- err
+	}()
+	admin := rdb(t, r.Addr())
+	require.Eventually(t, func() bool { // queued
+		n, _ := admin.ZCard(ctx, "{closed}:queue").Result()
+		return n == 1
+	}, waitLimit, 5*time.Millisecond)
+	require.NoError(t, holder.Release(ctx))
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("the waiter of a closed Client never got the lock")
+	}
+}
