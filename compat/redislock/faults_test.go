@@ -192,3 +192,40 @@ func TestWaitAfterClientClosed(t *testing.T) {
 		t.Fatal("the waiter of a closed Client never got the lock")
 	}
 }
+
+// Redis restarts, empty, while a waiter waits: its connections and its
+// subscription are lost with the queue. It goes on trying (a timer, then
+// attempts that fail until Redis is back) and takes the lock, which the
+// restart freed.
+func TestWaiterAcrossARedisRestart(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	holder, err := newLock(t, client(t, r.Addr()), "restart-wait", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	waiter := newLock(t, client(t, r.Addr()), "restart-wait", redislock.WithTTL(faultTTL))
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		lease, err := waiter.Acquire(ctx)
+		assert.NoError(t, err)
+		got <- lease
+	}()
+	admin := rdb(t, r.Addr())
+	require.Eventually(t, func() bool { // queued
+		n, _ := admin.ZCard(ctx, "{restart-wait}:queue").Result()
+		return n == 1
+	}, waitLimit, 5*time.Millisecond)
+	r.Stop(t)
+	r.Start(t)
+	select {
+	case lease := <-got:
+		require.NotNil(t, lease)
+		require.NoError(t, lease.Release(ctx))
+	case <-time.After(waitLimit):
+		t.Fatal("the waiter never took the lock after the restart")
+	}
+	select {
+	case <-holder.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("the holder never learned its lock was gone")
+	}
+}
