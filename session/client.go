@@ -75,6 +75,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
+	c.live.requested, c.live.log = cfg.sessionTimeout, cfg.logger
 	c.mu.Lock()
 	c.startDialLocked()
 	c.mu.Unlock()

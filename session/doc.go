@@ -49,6 +49,21 @@
 // process that is paused (SIGSTOP, a VM migration) for longer than the
 // margin cannot be told in time by any timer: fence writes with the lease's
 // token.
+//
+// # A sick member costs one bounded attempt
+//
+// A member that accepts connections and does not answer (a long GC pause, a
+// stopped process, a member loading its snapshot, a stalled disk) is the
+// most common sick member. Each connection attempt, from the dial to the
+// connect response, gets t/n for n server addresses, and never more than
+// t/3 (ZooKeeper's Java client gives t/n); then it is abandoned, a warning
+// names the server, and the next address is tried at once. The client
+// pauses a second only after every address has failed since its last
+// connection. So with one sick member among healthy ones, Connect succeeds
+// and a reconnection completes within one bounded attempt plus one connect,
+// before the server may expire the session. (go-zookeeper alone gives the
+// handshake 10 × 2/3 t, which loses sessions to one sick member.)
+//
 // Operations (Create, Get, Children, Delete, Set, Multi, ...) take a context,
 // apply the client's namespace to every path, create missing parents as
 // container nodes where asked, and are retried under the client's

@@ -12,37 +12,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// A server stopped and started again within the session timeout: Suspended,
-// then Reconnected to the same session. Under the default policy the session
-// value ends at Suspended and a new value with the same ID follows.
-func TestServerRestartKeepsSession(t *testing.T) {
-	z := harness.StartZK(t, 1)
-	c := connect(t, z.Servers(), session.WithSessionTimeout(20*time.Second))
-	states := subscribe(t, c)
-	ctx := ctxT(t)
-	s1, err := c.Session(ctx)
-	require.NoError(t, err)
-	node, err := c.Create(ctx, "/restart-eph", nil, zk.FlagEphemeral)
-	require.NoError(t, err)
-
-	z.Members()[0].Stop(t)
-	got := expect(t, states, session.Suspended)
-	assert.ErrorIs(t, got[0].Err, session.ErrSuspended)
-	closed(t, s1.Done(), "session value at Suspended")
-	assert.ErrorIs(t, s1.Err(), session.ErrSuspended)
-
-	z.Members()[0].Start(t)
-	got = expect(t, states, session.Reconnected)
-	assert.Equal(t, s1.ID(), got[0].SessionID, "same session")
-	s2, err := c.Session(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, s1.ID(), s2.ID())
-	assert.NotSame(t, s1, s2, "a new session value after suspension")
-	ok, _, err := c.Exists(ctx, node)
-	require.NoError(t, err)
-	assert.True(t, ok, "the session's ephemeral node survived")
-}
-
 // Under OnlyLostIsLost a short suspension leaves the session value alive.
 func TestOnlyLostPolicySurvivesShortSuspension(t *testing.T) {
 	z := harness.StartZK(t, 1)

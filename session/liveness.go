@@ -1,6 +1,7 @@
 package session
 
 import (
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,9 @@ func mono() time.Duration { return time.Since(epoch) }
 
 // liveness is shared by a client's connections.
 type liveness struct {
+	requested  time.Duration // the session timeout asked for
+	log        *slog.Logger
+	servers    atomic.Int32 // server addresses, once resolved (hostProvider)
 	negotiated atomic.Int64 // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
 	tap        zxidTap // creates' zxids, read off the replies

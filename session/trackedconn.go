@@ -30,6 +30,7 @@ type trackedConn struct {
 	in, out frames
 	session int64         // from the connect response; read side only
 	r       *bufio.Reader // over rawReader: what the socket gives is framed as it comes
+	hs      handshake     // the bound on the connect handshake
 
 	mu        sync.Mutex
 	connectAt time.Duration // send time of the connect request
@@ -61,6 +62,9 @@ func (r rawReader) Read(p []byte) (int, error) {
 	if n > 0 {
 		r.t.in.feed(p[:n])
 	}
+	if err != nil {
+		r.t.noteHandshakeTimeout(err)
+	}
 	return n, err
 }
 
@@ -70,13 +74,13 @@ func (t *trackedConn) Write(p []byte) (int, error) {
 	return t.Conn.Write(p)
 }
 
-// dialer is go-zookeeper's Dialer, tracking the connection it makes.
+// dialer is go-zookeeper's Dialer, tracking the connection it makes and
+// bounding its handshake (handshake.go).
 func (l *liveness) dialer(network, address string, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout(network, address, timeout)
+	t, err := l.dialTracked(network, address, timeout)
 	if err != nil {
 		return nil, err
 	}
-	t := &trackedConn{Conn: c, l: l}
 	t.r = bufio.NewReaderSize(rawReader{t}, readBuffer)
 	t.out = frames{want: t.wantRequest, done: t.sent}
 	t.in = frames{want: wantReply, done: t.received}
@@ -124,6 +128,7 @@ func (t *trackedConn) sent(head []byte, first bool) {
 // received notes a reply frame coming in.
 func (t *trackedConn) received(head []byte, first bool) {
 	if first {
+		t.handshakeDone()
 		ms, id, ok := connectReply(head)
 		if !ok || id == 0 || ms <= 0 {
 			return // the session expired: nothing was heard

@@ -61,6 +61,7 @@ type Proxy struct {
 	hold       [2]bool          // by direction
 	latency    [2]time.Duration // by direction
 	resetAfter int64            // byte budget of new connections, or noReset
+	accepted   int              // connections accepted, ever
 	closed     bool
 }
 
@@ -111,6 +112,13 @@ func (p *Proxy) Addr() string { return p.addr }
 // Upstream is the address the proxy forwards to.
 func (p *Proxy) Upstream() string { return p.upstream }
 
+// Accepted is how many connections the proxy has accepted since it started.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.accepted
+}
+
 // serveLocked makes ln the proxy's listener and accepts on it.
 func (p *Proxy) serveLocked(ln net.Listener) {
 	p.ln = ln
@@ -137,6 +145,7 @@ func (p *Proxy) accept(ln net.Listener) {
 		}
 		p.mu.Lock()
 		if p.ln == ln {
+			p.accepted++
 			c := &proxyConn{p: p, client: client, done: make(chan struct{}), budget: p.resetAfter}
 			p.conns[c] = struct{}{}
 			p.wg.Add(1)

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A member that accepts connections and never answers (a JVM in a long GC
+// pause, a stopped process whose kernel still completes TCP handshakes, a
+// member loading its snapshot, a stalled disk) must not cost the session.
+// go-zookeeper gives the connect handshake 10 × 2/3 of the session timeout,
+// more than six session timeouts; ZooKeeper's Java client gives it the
+// session timeout divided by the number of servers and moves on. Here a
+// connection attempt, from the dial to the connect response, gets
+// handshakeBound; then the connection is abandoned and the next server is
+// tried at once.
+
+// handshakeBound is how long one connection attempt may take, from the dial
+// to the connect response, with t the session timeout and n the number of
+// server addresses: t/n, as ZooKeeper's Java client, but never more than
+// t/3, so that a reconnection that meets one sick member still completes
+// within 2/3 t plus one attempt after the client last heard from the
+// server: before the server may expire the session.
+func handshakeBound(t time.Duration, n int) time.Duration {
+	return t / time.Duration(max(n, 3))
+}
+
+// handshake is a connection's bound on its connect handshake. While the
+// connect response has not come, every deadline go-zookeeper sets is
+// clamped to it (go-zookeeper clears its deadlines between reads, and sets
+// none on the body of the response).
+type handshake struct {
+	by   time.Time // when the attempt is abandoned
+	done atomic.Bool
+}
+
+// clamp returns the deadline to set in place of d.
+func (h *handshake) clamp(d time.Time) time.Time {
+	if h.done.Load() || h.by.IsZero() {
+		return d
+	}
+	if d.IsZero() || d.After(h.by) {
+		return h.by
+	}
+	return d
+}
+
+// SetDeadline, SetReadDeadline and SetWriteDeadline keep go-zookeeper's
+// deadlines within the handshake's bound until the connect response.
+func (t *trackedConn) SetDeadline(d time.Time) error { return t.Conn.SetDeadline(t.hs.clamp(d)) }
+
+func (t *trackedConn) SetReadDeadline(d time.Time) error {
+	return t.Conn.SetReadDeadline(t.hs.clamp(d))
+}
+
+func (t *trackedConn) SetWriteDeadline(d time.Time) error {
+	return t.Conn.SetWriteDeadline(t.hs.clamp(d))
+}
+
+// handshakeDone lifts the bound once the connect response has come. The
+// handshake runs on one goroutine of go-zookeeper's (it writes the request,
+// then reads the response, and starts its send and receive loops after),
+// so no deadline of go-zookeeper's own is being overridden here.
+func (t *trackedConn) handshakeDone() {
+	if t.hs.done.Swap(true) || t.Conn == nil { // nil: a unit test's wrapper
+		return
+	}
+	_ = t.Conn.SetDeadline(time.Time{})
+}
+
+// noteHandshakeTimeout logs a member that accepted the connection and did
+// not answer within the bound: the operator's clue to a sick member.
+func (t *trackedConn) noteHandshakeTimeout(err error) {
+	if t.hs.done.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	if t.l.log != nil {
+		t.l.log.Warn("zookeeper server accepted the connection but did not answer the handshake in time; trying the next server",
+			"server", t.RemoteAddr().String(), "bound", t.l.handshakeBound())
+	}
+}
+
+// handshakeBound is the bound of the client's next connection attempt: the
+// granted session timeout once known, else the requested one.
+func (l *liveness) handshakeBound() time.Duration {
+	return handshakeBound(l.timeout(l.requested), int(l.servers.Load()))
+}
+
+// dialTracked dials address within the handshake's bound (and go-zookeeper's
+// own dial timeout) and wraps the connection.
+func (l *liveness) dialTracked(network, address string, timeout time.Duration) (*trackedConn, error) {
+	bound := l.handshakeBound()
+	by := time.Now().Add(bound)
+	c, err := net.DialTimeout(network, address, min(timeout, bound))
+	if err != nil {
+		return nil, err
+	}
+	t := &trackedConn{Conn: c, l: l}
+	t.hs.by = by
+	if err := c.SetDeadline(by); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// hostProvider is go-zookeeper's DNS host provider (names resolved, the
+// addresses shuffled, each tried in turn) with one change: go-zookeeper
+// pauses a second before it tries again the server it was last connected
+// to, even when that server has not been tried since the disconnection. So
+// a disconnection from B in [A B], with A sick, cost A's attempt, a second,
+// then B. Here the pause comes only after every address has failed once
+// since the last connection (or the last pause).
+type hostProvider struct {
+	dns *zk.DNSHostProvider
+	l   *liveness
+
+	mu     sync.Mutex
+	failed int  // attempts that failed since the last connection or pause
+	fresh  bool // the next attempt follows a connection (or the start), not a failure
+}
+
+var _ zk.HostProvider = (*hostProvider)(nil)
+
+func newHostProvider(l *liveness) *hostProvider {
+	return &hostProvider{dns: zk.NewDNSHostProvider(), l: l, fresh: true}
+}
+
+// Init resolves the servers and notes how many addresses there are.
+func (p *hostProvider) Init(servers []string) error {
+	if err := p.dns.Init(servers); err != nil {
+		return err
+	}
+	p.l.servers.Store(int32(p.dns.Len()))
+	return nil
+}
+
+// Len is the number of addresses.
+func (p *hostProvider) Len() int { return p.dns.Len() }
+
+// Next returns the next address, and retryStart (pause first) when every
+// address has failed since the last connection or pause.
+func (p *hostProvider) Next() (string, bool) {
+	server, _ := p.dns.Next()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.fresh {
+		p.failed++
+	}
+	p.fresh = false
+	if p.failed >= p.dns.Len() {
+		p.failed = 0
+		return server, true
+	}
+	return server, false
+}
+
+// Connected notes a connection that completed its handshake.
+func (p *hostProvider) Connected() {
+	p.dns.Connected()
+	p.mu.Lock()
+	p.failed, p.fresh = 0, true
+	p.mu.Unlock()
+}
