@@ -43,8 +43,8 @@ package leader
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -173,23 +173,71 @@ func (e *Election) Lead(ctx context.Context, fn func(ctx context.Context) error)
 	return recipes.WithLock(ctx, e, fn)
 }
 
+// Named defaults of Run's requeue.
+const (
+	// ShortTerm is how short a leadership must be for Run to pause before
+	// campaigning again: a function that returns at once (or fails at once,
+	// its dependency down) would otherwise make Run campaign thousands of
+	// times a second.
+	ShortTerm = 100 * time.Millisecond
+	// RequeueBackoff is Run's first pause after a short term; it doubles
+	// with each short term in a row, up to MaxRequeueBackoff, and a longer
+	// term resets it. While Run pauses it has resigned: others may lead.
+	RequeueBackoff = 100 * time.Millisecond
+	// MaxRequeueBackoff caps Run's pause.
+	MaxRequeueBackoff = 5 * time.Second
+)
+
 // Run leads again and again: it campaigns, runs fn while leading, resigns
 // when fn returns or leadership is lost, and campaigns again, until ctx
 // ends; then it returns ctx's error (wrapped: recipes.ErrNotAcquired when
-// it was waiting). fn's errors do not stop it (Curator's autoRequeue); a
-// campaign that cannot go on (the client closed) does.
+// it was waiting). fn's errors, whatever they wrap, do not stop it
+// (Curator's autoRequeue); after a term shorter than ShortTerm it pauses
+// before campaigning again (RequeueBackoff). Only a campaign that cannot go
+// on (the client closed) stops it, with that error.
+//
+// When the session is lost (or, under the default error policy, suspended)
+// fn's context is cancelled with a cause that is recipes.ErrLockLost, and
+// Run campaigns again under the client's next session.
 func (e *Election) Run(ctx context.Context, fn func(ctx context.Context) error) error {
 	if fn == nil {
 		return fmt.Errorf("leader: %w: nil function", recipes.ErrInvalidArgument)
 	}
+	var pause time.Duration
 	for {
-		err := e.Lead(ctx, fn)
+		var began time.Time // set once this campaign won: fn runs
+		err := e.Lead(ctx, func(ctx context.Context) error {
+			began = time.Now()
+			return fn(ctx)
+		})
 		switch {
 		case ctx.Err() != nil:
 			return recipes.NotAcquired(ctx)
-		case errors.Is(err, recipes.ErrNotAcquired):
-			return err // not a loss of leadership: the campaign itself failed
+		case began.IsZero():
+			return err // the campaign itself failed; fn never ran
 		}
+		if pause = requeuePause(pause, time.Since(began)); pause > 0 {
+			timer := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return recipes.NotAcquired(ctx)
+			case <-timer.C:
+			}
+		}
+	}
+}
+
+// requeuePause is Run's pause after a term that lasted held, the previous
+// pause being prev (0 after a long term).
+func requeuePause(prev, held time.Duration) time.Duration {
+	switch {
+	case held >= ShortTerm:
+		return 0
+	case prev == 0:
+		return RequeueBackoff
+	default:
+		return min(2*prev, MaxRequeueBackoff)
 	}
 }
 

@@ -182,9 +182,9 @@ func TestRunRequeuesWithOneLeaderAtATime(t *testing.T) {
 				if leading.Add(1) > 1 {
 					overlap.Store(true)
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(leader.ShortTerm) // not short: Run requeues at once
 				leading.Add(-1)
-				if terms.Add(1) >= 30 {
+				if terms.Add(1) >= 15 {
 					cancel()
 				}
 				return errors.New("a term's error does not stop Run")
@@ -194,10 +194,68 @@ func TestRunRequeuesWithOneLeaderAtATime(t *testing.T) {
 	}
 	wg.Wait()
 	assert.False(t, overlap.Load(), "two leaders at once")
-	assert.GreaterOrEqual(t, terms.Load(), int32(30))
+	assert.GreaterOrEqual(t, terms.Load(), int32(15))
 	ps, err := newLatch(t, connect(t, servers), path, "x").Participants(ctxT(t))
 	require.NoError(t, err)
 	assert.Empty(t, ps, "every node removed")
+}
+
+// fn's errors never stop Run, also those that wrap recipes.ErrNotAcquired
+// (fn waiting on another lock, or a TryAcquire of one that is held): Run
+// tells its own campaign's failure from fn's. Terms that end at once are
+// followed by a pause (requeuePause's test), not a storm of campaigns.
+func TestRunGoesOnAfterFnsNotAcquired(t *testing.T) {
+	e := newLatch(t, connect(t, sharedServers(t)), "/election-run-fn-errors", "p")
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	var terms atomic.Int32
+	err := e.Run(ctx, func(ctx context.Context) error {
+		if terms.Add(1) == 3 {
+			cancel()
+		}
+		return fmt.Errorf("another lock: %w", recipes.ErrLocked)
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int32(3), terms.Load(), "Run went on after fn's errors")
+}
+
+// Run stops, with the error, when its campaign cannot go on.
+func TestRunStopsWhenTheClientCloses(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	e := newLatch(t, c, "/election-run-closed", "p")
+	var terms atomic.Int32
+	err := e.Run(ctxT(t), func(ctx context.Context) error {
+		if terms.Add(1) == 1 {
+			c.Close()
+		}
+		return nil
+	})
+	assert.ErrorIs(t, err, session.ErrClosed)
+	assert.Equal(t, int32(1), terms.Load())
+}
+
+// Observe ends, its channel closed, when the client is closed, even with a
+// context that never ends.
+func TestObserveEndsWithTheClient(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	seen := newLatch(t, c, "/election-observe-close", "watcher").Observe(context.Background())
+	select {
+	case <-seen:
+	case <-time.After(waitLimit):
+		t.Fatal("no first observation")
+	}
+	c.Close()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case _, ok := <-seen:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("Observe's channel still open %v after Close", waitLimit)
+		}
+	}
 }
 
 func TestBadInput(t *testing.T) {

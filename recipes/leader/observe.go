@@ -74,10 +74,10 @@ func (e *Election) leader(ctx context.Context, watch bool) (Leader, <-chan zk.Ev
 const observeRetry = 500 * time.Millisecond
 
 // Observe sends the current leader, then every change of leader (the zero
-// Leader when there is none), until ctx ends; then the channel closes. A
-// slow reader sees only the latest leader: changes are not queued. Errors
-// (a lost connection) are retried; the observation goes on under the
-// client's next session.
+// Leader when there is none), until ctx ends or the client is closed; then
+// the channel closes. A slow reader sees only the latest leader: changes are
+// not queued. Other errors (a lost connection) are retried; the observation
+// goes on under the client's next session.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	out := make(chan Leader, 1)
 	go func() {
@@ -86,6 +86,9 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 		first := true
 		for ctx.Err() == nil {
 			lead, ev, err := e.leader(ctx, true)
+			if errors.Is(err, session.ErrClosed) {
+				return
+			}
 			if err != nil {
 				select {
 				case <-ctx.Done():
