@@ -104,3 +104,24 @@ func TestEnsembleLeaderKilled(t *testing.T) {
 		t.Fatal("the elections did not finish")
 	}
 }
+
+// Under OnlyLostIsLost a leader keeps leading across reconnections that
+// pass a member that accepts and never answers; an observer sees the same
+// leader throughout, and the leader's node is the one it won with.
+func TestLeaderBesideASickMember(t *testing.T) {
+	b := zktest.ConnectBesideSick(t, sharedServers(t)[0], session.WithErrorPolicy(session.OnlyLostIsLost))
+	const path = "/election-sick-member"
+	e := newLatch(t, b.Client, path, "steady")
+	observer := newLatch(t, connect(t, sharedServers(t)), path, "observer")
+	ctx := ctxT(t)
+	l, err := e.Campaign(ctx)
+	require.NoError(t, err)
+	for i := range 3 {
+		b.Switch(t)
+		require.NoError(t, l.Err(), "still leading after switch %d", i)
+		now, err := observer.Leader(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, l.Node(), now.Node, "the same leader after switch %d", i)
+	}
+	require.NoError(t, l.Resign(ctx))
+}

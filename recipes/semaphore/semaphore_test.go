@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/internal/holdertest"
+	"github.com/zkrecipes/zkrecipes/internal/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
@@ -253,4 +254,28 @@ func TestBadInput(t *testing.T) {
 	s := newSemaphore(t, c, "/semaphore-bad", 1)
 	_, err = s.Acquire(ctxT(t), 0)
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+}
+
+// Under OnlyLostIsLost a semaphore's lease survives reconnections that pass
+// a member that accepts and never answers, and a waiter keeps waiting
+// through its own; it takes the lease once the holder gives it back.
+func TestBesideASickMember(t *testing.T) {
+	server := sharedServers(t)[0]
+	holder := zktest.ConnectBesideSick(t, server, session.WithErrorPolicy(session.OnlyLostIsLost))
+	waiter := zktest.ConnectBesideSick(t, server, session.WithErrorPolicy(session.OnlyLostIsLost))
+	const path = "/semaphore-sick-member"
+	ctx := ctxT(t)
+	held, err := newSemaphore(t, holder.Client, path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	sw := newSemaphore(t, waiter.Client, path, 1)
+	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return sw.Acquire(ctx, 1) })
+	pending.Waiting(t, "the waiter while the lease is held")
+	waiter.Switch(t)
+	holder.Switch(t)
+	require.NoError(t, held.Err(), "the lease survives its holder's switch")
+	pending.Waiting(t, "the waiter after both switches")
+	require.NoError(t, held.Release(ctx))
+	got := pending.Acquired(t, "the waiter, once the lease is back")
+	require.NoError(t, got.Release(ctx))
+	assert.Zero(t, leases(t, holder.Client, path), "nothing left behind")
 }
