@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -149,4 +150,68 @@ func TestStoppedEnsembleMember(t *testing.T) {
 		require.Equal(t, s.ID(), got[0].SessionID, "round %d: the session survives", round)
 	}
 	assert.GreaterOrEqual(t, tried(), start+1, "no reconnection tried the stopped member")
+}
+
+// A member restarting with data to load (about 24 MB of nodes in its
+// transaction log): while it comes back, each round cuts the healthy
+// members, so the client's reconnections pass the restarting one, and the
+// session is kept throughout.
+func TestRestartingEnsembleMember(t *testing.T) {
+	z := harness.StartZK(t, 3)
+	servers, proxies := harness.ProxiedServers(t, z)
+	c := connect(t, servers, session.WithSessionTimeout(sickTimeout))
+	ctx := ctxT(t)
+	_, err := c.Create(ctx, "/bulk", nil, 0)
+	require.NoError(t, err)
+	blob := make([]byte, 400<<10)
+	for i := range 60 {
+		_, err := c.Create(ctx, fmt.Sprintf("/bulk/n%03d", i), blob, 0)
+		require.NoError(t, err)
+	}
+	leader := z.Leader(t)
+	sick := -1
+	for i, m := range z.Members() {
+		if m != leader {
+			sick = i
+			break
+		}
+	}
+	member := z.Members()[sick]
+	member.Kill(t)
+	states := subscribe(t, c)
+	s, err := c.Session(ctx)
+	require.NoError(t, err)
+	started := make(chan error, 1)
+	go func() { started <- member.StartErr() }()
+	tried := proxies[sick].Accepted()
+	// Rounds until the member is back (bounded): each cuts every proxy, so
+	// the reconnection runs through the addresses in turn.
+	var startErr error
+	back, round := false, 0
+	for ; round < 100 && !back; round++ {
+		select {
+		case startErr = <-started:
+			// ruok answers before the member has loaded its data and
+			// joined the quorum: back once it serves as a follower.
+			mode, err := member.Mode()
+			back = err == nil && mode == "follower"
+			started <- startErr
+		default:
+		}
+		for _, p := range proxies {
+			p.Cut(t)
+		}
+		expect(t, states, session.Suspended)
+		for _, p := range proxies {
+			p.Restore(t)
+		}
+		got := expect(t, states, session.Reconnected)
+		require.Equal(t, s.ID(), got[0].SessionID, "round %d: the session survives", round)
+		time.Sleep(100 * time.Millisecond) // spread the rounds over the restart
+	}
+	startErr = <-started
+	require.NoError(t, startErr)
+	t.Logf("%d rounds while the member restarted; it was tried %d times", round, proxies[sick].Accepted()-tried)
+	assert.Greater(t, proxies[sick].Accepted(), tried, "no reconnection tried the restarting member")
+	z.WaitReady(t)
 }
