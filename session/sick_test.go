@@ -30,8 +30,10 @@ func TestConnectBesideASickMember(t *testing.T) {
 	mute := harness.NewMute(t)
 	servers := []string{mute.Addr(), z.Servers()[0]}
 	for i := 0; i < 20 && mute.Accepted() < 2; i++ {
+		before, start := mute.Accepted(), time.Now()
 		c, err := session.Connect(ctxT(t), servers, quiet(), session.WithSessionTimeout(sickTimeout))
 		require.NoError(t, err, "connect %d (the sick member was tried %d times)", i, mute.Accepted())
+		t.Logf("connect %d: %v, sick member tried: %v", i, time.Since(start).Round(time.Millisecond), mute.Accepted() > before)
 		c.Close()
 	}
 	assert.GreaterOrEqual(t, mute.Accepted(), 1, "the sick member was never tried")
@@ -52,10 +54,12 @@ func TestCutsBesideASickMemberKeepTheSession(t *testing.T) {
 	for i := 0; i < cuts; i++ {
 		before := mute.Accepted()
 		p.Cut(t)
-		expect(t, states, session.Suspended)
+		suspended := expect(t, states, session.Suspended)
 		p.Restore(t)
 		got := expect(t, states, session.Reconnected)
 		require.Equal(t, s.ID(), got[0].SessionID, "cut %d: the session survives", i)
+		t.Logf("cut %d: reconnected after %v (bound %v)", i,
+			got[0].Time.Sub(suspended[0].Time).Round(time.Millisecond), sickTimeout/3)
 		require.Greater(t, mute.Accepted(), before, "cut %d: the reconnection tried the sick member first", i)
 	}
 	_, _, err = c.Exists(ctxT(t), "/")
