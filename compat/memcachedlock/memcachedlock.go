@@ -127,7 +127,7 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	// Trusted a second less: memcached may expire an item up to a second
 	// early (it counts whole seconds on a clock that ticks once a second).
 	valid := o.ttl - time.Second - recipes.DriftMargin(o.ttl)
-	return &Lock{mc: mc, key: key, ttl: o.ttl, terms: ttl.NewTerms(valid, "memcached lock "+key)}, nil
+	return &Lock{mc: mc, key: key, ttl: o.ttl, terms: ttl.NewTerms(o.ttl, valid, "memcached lock "+key)}, nil
 }
 
 // Key is the lock's item key.

@@ -104,7 +104,7 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	}
 	tag := "{" + name + "}"
 	return &Lock{c: c, name: name, ttl: o.ttl, keys: []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters"},
-		terms: ttl.NewTerms(o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
+		terms: ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
 }
 
 // Name is the lock's name.

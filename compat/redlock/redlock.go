@@ -146,7 +146,7 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 		return nil, bad("retry delay %v must be positive", o.retryDelay)
 	}
 	return &Lock{servers: servers, name: name, key: "{" + name + "}", o: o,
-		terms: ttl.NewTerms(o.ttl-recipes.DriftMargin(o.ttl), "redlock "+name)}, nil
+		terms: ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redlock "+name)}, nil
 }
 
 // Name is the lock's name.

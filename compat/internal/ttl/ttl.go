@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"time"
 
@@ -23,6 +24,27 @@ import (
 
 // ErrNotOurs: the lock is gone from the server, or held by someone else.
 var ErrNotOurs = errors.New("the lock is not ours on the server any more")
+
+// ErrPermanent marks an error that trying again cannot mend (a closed
+// client, a refused authentication, a script the server rejects): Acquire
+// returns it at once, and a background release gives up. Backends wrap
+// such errors with Permanent; every other error is taken as transient (an
+// unreachable server) and retried within the caller's context.
+var ErrPermanent = errors.New("permanent")
+
+// Permanent marks err as permanent (nil stays nil).
+func Permanent(err error) error {
+	if err == nil || errors.Is(err, ErrPermanent) {
+		return err
+	}
+	return permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string        { return e.err.Error() }
+func (e permanentError) Unwrap() error        { return e.err }
+func (e permanentError) Is(target error) bool { return target == ErrPermanent }
 
 // Server is one holding's lock on its server(s).
 type Server interface {
@@ -34,8 +56,30 @@ type Server interface {
 	Free(ctx context.Context) error
 }
 
+// MaxTTL is the longest TTL every TTL lock accepts: 30 days (memcached
+// takes a longer expiry as a date, and a waiter's timers are TTL multiples).
+const MaxTTL = 30 * 24 * time.Hour
+
+// IsNil reports whether v is nil, or an interface holding a nil pointer
+// (a typed nil: var c *redis.Client; New(c)), which constructors refuse:
+// its first use would panic, perhaps inside a library goroutine.
+func IsNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
 // Terms are how long a holding is trusted and how often it is renewed.
 type Terms struct {
+	// TTL is how long after the send time of the request that took (or
+	// last renewed) the lock the server may keep it at most: a release
+	// that could not complete is retried in the background until then.
+	TTL time.Duration
 	// Valid is how long after the send time of the request that took (or
 	// last renewed) the lock the lease is trusted: the TTL less the margin.
 	Valid time.Duration
@@ -45,11 +89,11 @@ type Terms struct {
 	What string
 }
 
-// NewTerms are the terms of a lease trusted for valid after each confirmed
-// request, named what: renewed every third of valid, so that two renewals
-// can fail before the lease ends.
-func NewTerms(valid time.Duration, what string) Terms {
-	return Terms{Valid: valid, Every: valid / 3, What: what}
+// NewTerms are the terms of a lease on a lock of TTL ttl trusted for valid
+// after each confirmed request, named what: renewed every third of valid,
+// so that two renewals can fail before the lease ends.
+func NewTerms(ttl, valid time.Duration, what string) Terms {
+	return Terms{TTL: ttl, Valid: valid, Every: valid / 3, What: what}
 }
 
 // Begin does what every Acquire of a TTL lock does first: it checks ctx,
@@ -97,7 +141,7 @@ func Hold(base context.Context, owner any, token int64, hasToken bool, sent time
 	terms Terms, srv Server) (*recipes.HeldLease, error) {
 	deadline := sent.Add(terms.Valid)
 	if !time.Now().Before(deadline) {
-		freeQuietly(base, srv)
+		go freeInBackground(base, srv, sent.Add(terms.TTL))
 		return nil, fmt.Errorf("%w: %s: taken too late to be trusted (the request took longer than the TTL less the margin)",
 			recipes.ErrNotAcquired, terms.What)
 	}
@@ -212,8 +256,17 @@ func (w *watchdog) halt(cause error) bool {
 func (w *watchdog) lose(cause error) {
 	w.rh.Lose(cause) // first; it does nothing once the holding has ended
 	if w.halt(cause) {
-		go freeQuietly(context.Background(), w.srv)
+		go freeInBackground(w.base, w.srv, w.expiry())
 	}
+}
+
+// expiry is when the server lets the lock go at the latest: the TTL after
+// the send time of the last confirmed request (the deadline is that send
+// time plus the validity).
+func (w *watchdog) expiry() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadline.Add(w.terms.TTL - w.terms.Valid)
 }
 
 // Free gives the lock up at the last Release, once no renewal is in
@@ -226,24 +279,51 @@ func (w *watchdog) Free(ctx context.Context) error {
 		return w.lost
 	}
 	w.renewing.Wait()
-	if err := w.srv.Free(ctx); err != nil {
-		if errors.Is(err, ErrNotOurs) {
-			return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err)
-		}
+	err := w.srv.Free(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotOurs):
+		return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err)
+	case errors.Is(err, ErrPermanent):
 		return fmt.Errorf("%s: release: %w", w.terms.What, err)
 	}
-	return nil
+	// Ctx ended, or the server did not answer: the lock must not stay
+	// held for the rest of its TTL, so the release goes on.
+	go freeInBackground(w.base, w.srv, w.expiry())
+	return fmt.Errorf("%s: release: %w (retried in the background until the lock would expire)", w.terms.What, err)
 }
 
-// freeTimeout bounds a release made in the background.
-const freeTimeout = 5 * time.Second
+// Bounds of a release made in the background.
+const (
+	// freeTimeout bounds one attempt.
+	freeTimeout = 5 * time.Second
+	// freeRetry is the first pause between attempts, doubled up to
+	// freeRetryCap.
+	freeRetry    = 20 * time.Millisecond
+	freeRetryCap = time.Second
+)
 
-// freeQuietly frees the lock, bounded, ignoring failures: the TTL ends it
-// anyway.
-func freeQuietly(base context.Context, srv Server) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(base), freeTimeout)
-	defer cancel()
-	_ = srv.Free(ctx)
+// freeInBackground frees the lock, trying again after transient errors
+// until it is freed, found not ours, or the server would have let it go
+// anyway (until): the lock is never left held for its whole TTL by a
+// release that failed once. base supplies the context values.
+func freeInBackground(base context.Context, srv Server, until time.Time) {
+	pause := freeRetry
+	for {
+		left := time.Until(until)
+		if left <= 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(base), min(freeTimeout, left))
+		err := srv.Free(ctx)
+		cancel()
+		if err == nil || errors.Is(err, ErrNotOurs) || errors.Is(err, ErrPermanent) {
+			return
+		}
+		time.Sleep(min(pause, time.Until(until)))
+		pause = min(2*pause, freeRetryCap)
+	}
 }
 
 // Jitter returns d plus up to a tenth of it, and at least a millisecond more.

@@ -25,6 +25,7 @@ type fakeServer struct {
 	renews  atomic.Int32
 	frees   atomic.Int32
 	freeErr error
+	fails   atomic.Int32 // Frees still to fail with a transient error
 }
 
 func (f *fakeServer) Renew(ctx context.Context) error {
@@ -42,13 +43,22 @@ func (f *fakeServer) Renew(ctx context.Context) error {
 	return err
 }
 
-func (f *fakeServer) Free(context.Context) error { f.frees.Add(1); return f.freeErr }
+func (f *fakeServer) Free(ctx context.Context) error {
+	f.frees.Add(1)
+	if err := ctx.Err(); err != nil {
+		return err // as a client does with an ended context
+	}
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("connection reset")
+	}
+	return f.freeErr
+}
 
 type owner struct{ _ int }
 
 func hold(t *testing.T, f *fakeServer, valid, every time.Duration) *recipes.HeldLease {
 	t.Helper()
-	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{Valid: valid, Every: every, What: "test lock"}, f)
+	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{TTL: valid + 200*time.Millisecond, Valid: valid, Every: every, What: "test lock"}, f)
 	require.NoError(t, err)
 	return le
 }
@@ -114,9 +124,9 @@ func TestRenewalFailures(t *testing.T) {
 func TestTakenTooLate(t *testing.T) {
 	f := &fakeServer{}
 	_, err := Hold(context.Background(), &owner{}, 1, true, time.Now().Add(-time.Second),
-		Terms{Valid: 500 * time.Millisecond, Every: time.Second, What: "test lock"}, f)
+		Terms{TTL: 2 * time.Second, Valid: 500 * time.Millisecond, Every: time.Second, What: "test lock"}, f)
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
-	assert.Equal(t, int32(1), f.frees.Load())
+	waitFrees(t, f, 1) // in the background: Acquire returns at once
 }
 
 // Release reports a lock that was no longer ours on the server as lost.
@@ -197,7 +207,7 @@ func TestBegin(t *testing.T) {
 	assert.Nil(t, le, "nothing held: acquire anew")
 
 	f := &fakeServer{}
-	first, err := Hold(context.Background(), o, 1, true, time.Now(), NewTerms(time.Hour, "test lock"), f)
+	first, err := Hold(context.Background(), o, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
 	require.NoError(t, err)
 	again, err := Begin(first.Context(), o)
 	require.NoError(t, err)
@@ -211,4 +221,49 @@ func TestBegin(t *testing.T) {
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired, "the released lease's context has ended")
 	assert.Nil(t, le)
 	assert.Equal(t, int32(1), f.frees.Load())
+}
+
+// A Release that cannot complete (its context ended, a network error) goes
+// on in the background, so the lock is not left held for its TTL; a
+// permanent error ends it.
+func TestReleaseGoesOnInTheBackground(t *testing.T) {
+	f := &fakeServer{}
+	f.fails.Store(2)
+	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
+	require.NoError(t, err)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = le.Release(ended)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "background")
+	waitFrees(t, f, 4) // the cancelled one, two transient failures, then success
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int32(4), f.frees.Load(), "no attempt after the success")
+
+	p := &fakeServer{freeErr: Permanent(errors.New("client closed"))}
+	le, err = Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), p)
+	require.NoError(t, err)
+	err = le.Release(context.Background())
+	assert.ErrorIs(t, err, ErrPermanent)
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, int32(1), p.frees.Load(), "a permanent error is not retried")
+}
+
+func TestPermanent(t *testing.T) {
+	base := errors.New("closed")
+	err := Permanent(base)
+	assert.ErrorIs(t, err, ErrPermanent)
+	assert.ErrorIs(t, err, base)
+	assert.Equal(t, "closed", err.Error())
+	assert.Equal(t, err, Permanent(err), "not wrapped twice")
+	assert.NoError(t, Permanent(nil))
+}
+
+func TestIsNil(t *testing.T) {
+	var typed *fakeServer
+	var srv Server = typed
+	assert.True(t, IsNil(nil))
+	assert.True(t, IsNil(srv), "a typed nil")
+	assert.False(t, IsNil(&fakeServer{}))
+	assert.False(t, IsNil(3))
 }

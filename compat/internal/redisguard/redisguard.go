@@ -1,0 +1,112 @@
+// Package redisguard is what the Redis locks of compat (redislock, redlock)
+// share to keep their promise when a server forgets: a quiet period after
+// a restart, in Lua, and a check of the eviction settings.
+//
+// # A server that may have forgotten a lock grants nothing
+//
+// A Redis that restarts without its data (no persistence, or an older
+// snapshot) has forgotten every lock, while their holders still trust their
+// leases for up to a TTL. So a lock's scripts keep a marker key in the
+// lock's slot holding the end of its quiet period, in the server's
+// milliseconds. When the marker is missing (the first use of the lock
+// since the server started or lost its data, or a day unused), the script
+// reads the server's uptime (INFO, which scripts may call) and sets the
+// quiet period's end to the server's start plus the TTL: a server that
+// started less than a TTL ago grants nothing until then, when every lease
+// it may have forgotten has ended by its holder's own clock. A holder whose
+// key is missing while its server is quiet takes it back (nobody else can
+// have been granted it since the restart), so a restart does not end a
+// lease that is still renewed. This is Redlock's "delayed restart" done by
+// the clients, with no server setting. It costs a TTL of waiting after a
+// restart, and covers restarts and data loss with a restart; not a FLUSHALL
+// or a failover to a lagging replica (uptime says nothing there).
+//
+// # Eviction is a setting
+//
+// A Redis with a memory limit (maxmemory) and a policy other than
+// noeviction may evict a lock's keys under memory pressure (they have
+// TTLs, so the volatile-* policies may pick them too), and another client
+// can then be granted a lock whose holder still trusts it. Check reads both
+// settings (from INFO: it works where CONFIG is refused) and refuses such a
+// server with an error that names the setting and the fix.
+package redisguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lua defines quietms(marker, ttl, nowms): how many milliseconds the server
+// still grants nothing, 0 when it may. nowms is the server's clock in ms
+// (redis.call('TIME')); ttl is the lock's TTL in ms. The marker outlives
+// its last use by a day.
+const Lua = `
+local function quietms(marker, ttl, nowms)
+  local q = redis.call('GET', marker)
+  if not q then
+    local up = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')) or 0
+    -- uptime counts whole seconds: the server started at most up s ago.
+    q = nowms - up * 1000 + tonumber(ttl)
+    redis.call('SET', marker, string.format('%d', q), 'PX', 86400000)
+  else
+    redis.call('PEXPIRE', marker, 86400000)
+  end
+  q = tonumber(q) - nowms
+  if q > 0 then return q end
+  return 0
+end
+`
+
+// ErrEviction: the server may evict the lock's keys.
+var ErrEviction = errors.New("the server may evict the lock's keys")
+
+// settingsScript reads the memory limit and the eviction policy.
+var settingsScript = redis.NewScript(`
+local m = redis.call('INFO', 'memory')
+return {string.match(m, 'maxmemory:(%d+)') or '', string.match(m, 'maxmemory_policy:([%w-]+)') or ''}
+`)
+
+// Check reads r's maxmemory and maxmemory-policy and returns an error that
+// is ErrEviction when the server may evict keys with a TTL, or the error
+// that kept it from reading them. who names the lock and the option that
+// skips the check, for the message.
+func Check(ctx context.Context, r redis.Scripter, skip string) error {
+	res, err := settingsScript.Run(ctx, r, nil).StringSlice()
+	if err != nil {
+		return fmt.Errorf("cannot read the server's maxmemory-policy (INFO memory: %w): check that it is noeviction, or that maxmemory is 0, then pass %s", err, skip)
+	}
+	if len(res) != 2 || res[1] == "" {
+		return fmt.Errorf("cannot read the server's maxmemory-policy (INFO memory answered %q): check that it is noeviction, or that maxmemory is 0, then pass %s", res, skip)
+	}
+	limit, _ := strconv.ParseInt(res[0], 10, 64)
+	if limit == 0 || res[1] == "noeviction" {
+		return nil
+	}
+	return fmt.Errorf("%w: maxmemory-policy is %s with maxmemory %d bytes, so under memory pressure Redis may delete a held lock and grant it to another client while its holder still trusts it: set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or pass %s to accept the risk",
+		ErrEviction, res[1], limit, skip)
+}
+
+// Once caches a successful Check: a server is checked at its first use.
+type Once struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// Check runs check unless it has already succeeded.
+func (o *Once) Check(check func() error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	o.done = true
+	return nil
+}
