@@ -36,9 +36,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
 // Lua defines quietms(marker, ttl, nowms): how many milliseconds the server
@@ -109,4 +111,35 @@ func (o *Once) Check(check func() error) error {
 	}
 	o.done = true
 	return nil
+}
+
+// Permanent marks, with ttl.Permanent, the Redis errors that trying again
+// cannot mend: a closed client, a refused authentication or permission,
+// a script the server rejects. Others (an unreachable server, a timeout, a
+// LOADING or TRYAGAIN reply) stay transient.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, redis.ErrClosed) {
+		return ttl.Permanent(err)
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := re.Error()
+		for _, prefix := range permanentReplies {
+			if strings.HasPrefix(msg, prefix) {
+				return ttl.Permanent(err)
+			}
+		}
+	}
+	return err
+}
+
+// permanentReplies are the error replies that the same request would get
+// again.
+var permanentReplies = []string{
+	"NOAUTH", "WRONGPASS", "NOPERM", // authentication and ACLs
+	"ERR user_script", "ERR Error running script", "ERR Error compiling script", // a script the server refuses
+	"ERR unknown command", "WRONGTYPE",
 }
