@@ -59,9 +59,14 @@ func client(t testing.TB, addr string) *redislock.Client {
 	return c
 }
 
+// testTTL is the TTL of the tests' locks unless they set one: short,
+// because a server younger than a TTL grants nothing (it may have forgotten
+// a holder), and every test starts a new server.
+const testTTL = 2 * time.Second
+
 func newLock(t testing.TB, c *redislock.Client, name string, opts ...redislock.Option) *redislock.Lock {
 	t.Helper()
-	l, err := redislock.New(c, name, opts...)
+	l, err := redislock.New(c, name, append([]redislock.Option{redislock.WithTTL(testTTL)}, opts...)...)
 	require.NoError(t, err)
 	return l
 }

@@ -53,14 +53,43 @@
 // its send time. The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, when the deadline passes unrenewed (also when the
 // network is silent), when a renewal finds the lock gone or someone else's
-// (deleted or evicted under the holder), or on any renewal error: before
+// (deleted under the holder), or on any renewal error: before
 // Redis can let the lock go and anyone else be granted it. A process
 // paused for longer than the margin cannot be told in time by any timer:
 // fence with the token.
 //
-// Redis keeps expiries on its wall clock: a server clock step forward can
-// expire every lock at once (the lease ends, as above, at its next
-// renewal). A Redis that restarts empty loses every lock the same way;
-// with a replica promoted after a failover, a lock written only to the old
-// primary can be granted twice: that is what Redlock, or ZooKeeper, is for.
+// # What the promise covers, and what it needs of the server
+//
+// Told first, as above, holds when:
+//   - the holder crashes, pauses (up to the margin), or is cut off from
+//     Redis either way: its deadline passes before the key expires;
+//   - the key is deleted under it (an operator's DEL): the next renewal
+//     tells it, and until then the holder's own key keeps others out only
+//     if it is there: a deleted key can be granted to another at once;
+//     do not delete lock keys by hand;
+//   - Redis restarts and forgets the lock (no persistence, or an older
+//     snapshot): a server that started less than a TTL ago grants nothing
+//     (the quiet period, kept in the key "{name}:quiet"), and the holder's
+//     next renewal takes its key back, so its lease goes on. The cost: a
+//     new or restarted server grants nothing for its first TTL. Processes
+//     that share a lock must use the same TTL (the quiet period is the
+//     first user's).
+//
+// It needs of the server:
+//   - no eviction: maxmemory 0, or maxmemory-policy noeviction. Under any
+//     other policy (volatile-* too: the keys have TTLs) Redis may evict a
+//     held lock under memory pressure and grant it to another client. The
+//     first use of a Client reads both settings (INFO memory, which works
+//     where CONFIG is blocked) and refuses such a server with an error
+//     that names the setting; WithoutEvictionCheck skips the check (where
+//     INFO is refused, or to accept the risk).
+//   - a clock that does not step: Redis keeps expiries on its wall clock,
+//     and a step forward expires every lock at once (each lease ends at its
+//     next renewal; until then another may be granted).
+//
+// It does not cover a FLUSHALL or FLUSHDB (the server's uptime says nothing
+// of it), nor a failover to a replica that had not received the lock
+// (replication is asynchronous): tokens still grow across both, so a
+// fenced resource refuses the stale holder. Use ZooKeeper, or Redlock over
+// independent servers, where that matters more than the cost.
 package redislock

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
@@ -80,30 +81,74 @@ func TestKeyDeletedUnderHolder(t *testing.T) {
 	assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
 }
 
-// Redis restarts, empty (no persistence): every lock is gone at once. The
-// holder learns it at its next renewal; a new holder may be granted the
-// lock before that (the window is up to a third of the TTL: use
-// persistence, or fence), and its token is still above the old holder's,
-// since tokens never go below the server's clock.
-func TestRedisRestart(t *testing.T) {
+// Redis restarts empty (no persistence) while a lock is held and another
+// client keeps trying it: the restarted server grants nothing for a TTL
+// (it may have forgotten a holder), the holder's renewal takes its key back
+// meanwhile, so its lease goes on, and nobody else is granted the lock
+// while it is held. Before the quiet period, a contender was granted the
+// lock right after the restart while the holder trusted its lease until
+// its next renewal. Tokens keep growing across the restart.
+func TestRedisRestartGrantsNoOneElse(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)
-	old, err := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	holder, err := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL)).Acquire(ctx)
 	require.NoError(t, err)
+	contender := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL))
 	r.Stop(t)
 	r.Start(t)
-	select {
-	case <-old.Done():
-	case <-time.After(waitLimit):
-		t.Fatal("the holder never learned its lock was gone")
+	restarted := time.Now()
+	// Try for two TTLs; release the holder after one.
+	var next recipes.Lease
+	released := false
+	for i := 0; i < 2000 && next == nil && time.Since(restarted) < 2*faultTTL+time.Second; i++ {
+		if !released && time.Since(restarted) > faultTTL {
+			require.NoError(t, holder.Err(), "the holder's lease survives the restart: its renewals took the key back")
+			require.NoError(t, holder.Release(ctx))
+			released = true
+		}
+		lease, err := contender.TryAcquire(ctx)
+		if err != nil {
+			require.ErrorIs(t, err, recipes.ErrLocked)
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		select {
+		case <-holder.Done():
+		default:
+			t.Fatalf("granted to another %v after the restart while the holder still trusted its lease", time.Since(restarted))
+		}
+		next = lease
 	}
-	assert.ErrorIs(t, old.Err(), recipes.ErrLockLost)
-	next, err := newLock(t, client(t, r.Addr()), "restart", redislock.WithTTL(faultTTL)).Acquire(ctx)
-	require.NoError(t, err)
-	ot, _ := old.Token()
+	require.NotNil(t, next, "the contender was never granted the freed lock")
+	t.Logf("granted to the contender %v after the restart", time.Since(restarted).Round(time.Millisecond))
+	ot, _ := holder.Token()
 	nt, _ := next.Token()
 	assert.Greater(t, nt, ot, "tokens keep growing across a restart without persistence")
 	require.NoError(t, next.Release(ctx))
+}
+
+// A holder that stops renewing (its process gone) and a Redis restart: a
+// waiter is served once the restarted server's quiet period is over.
+func TestRedisRestartAfterTheHolderWent(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	gone := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	c, err := redislock.NewClient(gone)
+	require.NoError(t, err)
+	defer c.Close()
+	held, err := newLock(t, c, "restart-gone", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	r.Stop(t)
+	require.NoError(t, gone.Close()) // its renewals fail from now on
+	r.Start(t)
+	select {
+	case <-held.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("the holder whose client was closed was never told")
+	}
+	lease, err := newLock(t, client(t, r.Addr()), "restart-gone", redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, lease.Release(ctx))
 }
 
 // Waiters are served in the order they queued.
@@ -195,8 +240,9 @@ func TestWaitAfterClientClosed(t *testing.T) {
 
 // Redis restarts, empty, while a waiter waits: its connections and its
 // subscription are lost with the queue. It goes on trying (a timer, then
-// attempts that fail until Redis is back) and takes the lock, which the
-// restart freed.
+// attempts that fail until Redis is back, then the restarted server's
+// quiet period) and takes the lock once the holder, whose renewals took
+// its key back, releases it.
 func TestWaiterAcrossARedisRestart(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)
@@ -216,16 +262,14 @@ func TestWaiterAcrossARedisRestart(t *testing.T) {
 	}, waitLimit, 5*time.Millisecond)
 	r.Stop(t)
 	r.Start(t)
+	time.Sleep(faultTTL) // the quiet period, and renewals that take the key back
+	require.NoError(t, holder.Err(), "the holder's lease survives the restart")
+	require.NoError(t, holder.Release(ctx))
 	select {
 	case lease := <-got:
 		require.NotNil(t, lease)
 		require.NoError(t, lease.Release(ctx))
 	case <-time.After(waitLimit):
 		t.Fatal("the waiter never took the lock after the restart")
-	}
-	select {
-	case <-holder.Done():
-	case <-time.After(waitLimit):
-		t.Fatal("the holder never learned its lock was gone")
 	}
 }

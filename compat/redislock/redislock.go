@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -29,6 +30,8 @@ const (
 	// MinTTL is the shortest TTL allowed: it must leave room for the margin
 	// (recipes.DriftMargin) and for a renewal every third of it.
 	MinTTL = 50 * time.Millisecond
+	// MaxTTL is the longest TTL allowed: 30 days.
+	MaxTTL = ttl.MaxTTL
 )
 
 // Client shares one Redis subscription among the waiters of every lock made
@@ -41,13 +44,14 @@ const (
 // The keys, the scripts and the grant messages are this package's version's
 // own: processes that share a lock must run the same version of it.
 type Client struct {
-	r   Redis
-	sub *subscriber
+	r       Redis
+	sub     *subscriber
+	checked redisguard.Once // the server's eviction settings, at first use
 }
 
-// NewClient returns a Client over r. No I/O is done until a lock waits.
+// NewClient returns a Client over r. No I/O is done until a lock is used.
 func NewClient(r Redis) (*Client, error) {
-	if r == nil {
+	if ttl.IsNil(r) {
 		return nil, fmt.Errorf("redislock: %w: nil Redis client", recipes.ErrInvalidArgument)
 	}
 	return &Client{r: r, sub: newSubscriber(r)}, nil
@@ -59,11 +63,13 @@ func (c *Client) Close() error { return c.sub.close() }
 
 // Lock is a lock on one name in one Redis.
 type Lock struct {
-	c     *Client
-	name  string
-	keys  []string
-	ttl   time.Duration
-	terms ttl.Terms // of its leases
+	c         *Client
+	name      string
+	keys      []string // lock, fence, queue, waiters, quiet
+	renewKeys []string // lock, quiet
+	ttl       time.Duration
+	terms     ttl.Terms // of its leases
+	check     bool      // the server's eviction settings, at first use
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -71,21 +77,36 @@ var _ recipes.Locker = (*Lock)(nil)
 // Option configures New.
 type Option func(*options)
 
-type options struct{ ttl time.Duration }
+type options struct {
+	ttl     time.Duration
+	noCheck bool
+}
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
-// (default DefaultTTL, at least MinTTL). The holder renews it every third
-// of it, and its lease ends recipes.DriftMargin(ttl) before the TTL counted
-// from the last confirmed request.
+// (default DefaultTTL, from MinTTL to MaxTTL). The holder
+// renews it every third of it, and its lease ends
+// recipes.DriftMargin(ttl) before the TTL counted from the last confirmed
+// request. Processes that share a lock must use the same TTL: a server
+// that restarted waits this TTL before it grants again.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
+// WithoutEvictionCheck skips the check, at the first use of the Client's
+// server, that Redis cannot evict the lock's keys (maxmemory 0, or
+// maxmemory-policy noeviction). Use it where the server refuses INFO and
+// you know the setting, or to accept the risk: with eviction possible,
+// Redis may delete a held lock under memory pressure and grant it to
+// another client while its holder still trusts its lease (until its next
+// renewal, a third of the TTL later), and the queue of waiters may be lost.
+func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
+
 // New returns the lock named name. Its keys are "{name}", "{name}:fence",
-// "{name}:queue" and "{name}:waiters" (one hash tag: one slot of a Redis
-// Cluster). No I/O is done.
+// "{name}:queue", "{name}:waiters" and "{name}:quiet" (one hash tag: one
+// slot of a Redis Cluster; the last marks the server's quiet period after
+// a restart, and outlives the lock's last use by a day). No I/O is done.
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:
-		return nil, fmt.Errorf("redislock: %w: nil Client", recipes.ErrInvalidArgument)
+		return nil, fmt.Errorf("redislock: %w: nil Client (make one with NewClient)", recipes.ErrInvalidArgument)
 	case name == "":
 		return nil, fmt.Errorf("redislock: %w: empty lock name", recipes.ErrInvalidArgument)
 	case strings.ContainsAny(name, "{}"):
@@ -98,13 +119,15 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		}
 		opt(&o)
 	}
-	if o.ttl < MinTTL {
-		return nil, fmt.Errorf("redislock: %w: TTL %v: must be at least %v, to leave room for the margin and renewals",
-			recipes.ErrInvalidArgument, o.ttl, MinTTL)
+	if o.ttl < MinTTL || o.ttl > MaxTTL {
+		return nil, fmt.Errorf("redislock: %w: TTL %v: must be from %v (room for the margin and renewals) to %v",
+			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
 	tag := "{" + name + "}"
-	return &Lock{c: c, name: name, ttl: o.ttl, keys: []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters"},
-		terms: ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
+	return &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck,
+		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters", tag + ":quiet"},
+		renewKeys: []string{tag, tag + ":quiet"},
+		terms:     ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
 }
 
 // Name is the lock's name.
@@ -146,11 +169,28 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	return le, nil
 }
 
-// attempt runs the acquire script once: acquired with its token, or the
-// holder's remaining TTL.
-// sent is when it is sent: a grant made after it may be trusted from
-// then (stamp).
-func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Time) (acquired bool, token int64, pttl time.Duration, err error) {
+// outcome is what an attempt found.
+type outcome struct {
+	acquired bool
+	token    int64         // when acquired
+	quiet    bool          // free, but the server may have forgotten its holder
+	wait     time.Duration // the holder's remaining TTL, or the quiet period's
+}
+
+// attempt runs the acquire script once (after the eviction check, at the
+// Client's first use). sent is when it is sent: a grant made after it may
+// be trusted from then (stamp). Errors that trying again cannot mend are
+// marked ttl.ErrPermanent.
+func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Time) (outcome, error) {
+	if l.check {
+		err := l.c.checked.Check(func() error { return redisguard.Check(ctx, l.c.r, "redislock.WithoutEvictionCheck()") })
+		if errors.Is(err, redisguard.ErrEviction) {
+			return outcome{}, ttl.Permanent(err)
+		}
+		if err != nil {
+			return outcome{}, redisguard.Permanent(err)
+		}
+	}
 	q := "0"
 	if queue {
 		q = "1"
@@ -158,15 +198,19 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Tim
 	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
 		l.c.sub.channel, stamp(sent)).Int64Slice()
 	if err != nil {
-		return false, 0, 0, err
+		return outcome{}, redisguard.Permanent(err)
 	}
 	if len(res) != 2 {
-		return false, 0, 0, fmt.Errorf("redislock: acquire script answered %v", res)
+		return outcome{}, ttl.Permanent(fmt.Errorf("redislock: acquire script answered %v", res))
 	}
-	if res[0] == 1 {
-		return true, res[1], 0, nil
+	wait := time.Duration(res[1]) * time.Millisecond
+	switch res[0] {
+	case 1:
+		return outcome{acquired: true, token: res[1]}, nil
+	case 2:
+		return outcome{quiet: true, wait: wait}, nil
 	}
-	return false, 0, time.Duration(res[1]) * time.Millisecond, nil
+	return outcome{wait: wait}, nil
 }
 
 // epoch is the origin of the stamps: the monotonic clock's reading,
@@ -194,11 +238,11 @@ type server struct {
 }
 
 func (s server) Renew(ctx context.Context) error {
-	n, err := renewScript.Run(ctx, s.l.c.r, s.l.keys[:1], s.id, s.l.ttl.Milliseconds()).Int64()
+	n, err := renewScript.Run(ctx, s.l.c.r, s.l.renewKeys, s.id, s.l.ttl.Milliseconds()).Int64()
 	if err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
-	return err
+	return redisguard.Permanent(err)
 }
 
 func (s server) Free(ctx context.Context) error {
@@ -206,15 +250,19 @@ func (s server) Free(ctx context.Context) error {
 	if err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
-	return err
+	return redisguard.Permanent(err)
 }
 
 // cancel takes a waiter that gives up out of the queue, and releases the
-// lock if it was handed to it meanwhile, bounded, whatever ctx says.
-func (l *Lock) cancel(ctx context.Context, id string) error {
-	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-	defer stop()
-	return cancelScript.Run(cctx, l.c.r, l.keys, id).Err()
+// lock if it was handed to it meanwhile, in the background (bounded,
+// whatever ctx says), so that the caller returns at once: its queue entry
+// would expire by itself, and a lock handed to it by its TTL.
+func (l *Lock) cancel(ctx context.Context, id string) {
+	go func() {
+		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+		defer stop()
+		_ = cancelScript.Run(cctx, l.c.r, l.keys, id).Err()
+	}()
 }
 
 // Bounds of the wait.

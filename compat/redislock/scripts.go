@@ -1,16 +1,20 @@
 package redislock
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
+)
 
 // The lock's keys share one hash tag, so that a Redis Cluster keeps them in
 // one slot: KEYS[1] the lock (its value is the holder's id), KEYS[2] the
 // fencing counter, KEYS[3] the queue of waiters (a sorted set by arrival),
 // KEYS[4] each waiter's entry (a hash: its expiry, TTL, stamp and grant
-// channel). A grant is published on the new holder's client's channel.
+// channel), KEYS[5] the end of the server's quiet period after a restart
+// (redisguard). A grant is published on the new holder's client's channel.
 
 // prelude is shared by the scripts that may grant the lock.
-const prelude = `
-local L, F, Q, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+const prelude = redisguard.Lua + `
+local L, F, Q, W, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 
 -- nowus is the server's clock in microseconds, read once, when first
 -- needed: a release with nobody waiting does without it.
@@ -66,15 +70,30 @@ end
 // acquireScript takes the lock for ARGV[1] with a TTL of ARGV[2] ms, or
 // finds it already handed to ARGV[1] (then it renews it): {1, a new
 // token}. When it is held by someone else: {0, the holder's remaining TTL
-// in ms}, and when ARGV[3] is "1" the caller queues (keeping its place if
-// it was queued), its entry alive for ARGV[4] ms, to be told of a grant on
-// channel ARGV[5] with stamp ARGV[6] (the caller's, of this attempt). A
-// free lock goes to the first live waiter, which may be the caller; a
-// caller that does not queue never jumps the queue.
+// in ms}; when it is free but the server may have forgotten its holder
+// (a restart less than a TTL ago): {2, the ms until it may grant}. Unless
+// it got the lock, when ARGV[3] is "1" the caller queues (keeping its
+// place if it was queued), its entry alive for ARGV[4] ms, to be told of a
+// grant on channel ARGV[5] with stamp ARGV[6] (the caller's, of this
+// attempt). A free lock goes to the first live waiter, which may be the
+// caller; a caller that does not queue never jumps the queue.
 var acquireScript = redis.NewScript(prelude + `
 local me, ttl = ARGV[1], ARGV[2]
 local holder = redis.call('GET', L)
+local function enqueue()
+  if ARGV[3] == '1' then
+    redis.call('ZADD', Q, 'NX', nowus(), me)
+    redis.call('HSET', W, me, string.format('%d %s %s %s', math.floor(nowus() / 1000) + tonumber(ARGV[4]), ttl, ARGV[6], ARGV[5]))
+    redis.call('PEXPIRE', Q, ARGV[4])
+    redis.call('PEXPIRE', W, ARGV[4])
+  end
+end
 if not holder then
+  local q = quietms(M, ttl, math.floor(nowus() / 1000))
+  if q > 0 then
+    enqueue()
+    return {2, q}
+  end
   holder = handoff(me)
   if not holder then
     redis.call('SET', L, me, 'PX', ttl)
@@ -90,12 +109,7 @@ if holder == me then
   redis.call('HDEL', W, me)
   return {1, bump()}
 end
-if ARGV[3] == '1' then
-  redis.call('ZADD', Q, 'NX', nowus(), me)
-  redis.call('HSET', W, me, string.format('%d %s %s %s', math.floor(nowus() / 1000) + tonumber(ARGV[4]), ttl, ARGV[6], ARGV[5]))
-  redis.call('PEXPIRE', Q, ARGV[4])
-  redis.call('PEXPIRE', W, ARGV[4])
-end
+enqueue()
 return {0, redis.call('PTTL', L)}
 `)
 
@@ -120,8 +134,14 @@ return 1
 `)
 
 // renewScript extends the lock to ARGV[2] ms if ARGV[1] still holds it: 1,
-// else 0.
-var renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+// else 0. A lock the server forgot (it restarted less than a TTL ago, and
+// grants nothing to anyone until then) is taken back: 1.
+var renewScript = redis.NewScript(redisguard.Lua + `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if holder then return 0 end
+local t = redis.call('TIME')
+if quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) == 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 `)

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -47,15 +48,15 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 	backoff := retryBase
 	for {
 		sent := time.Now()
-		acquired, token, pttl, err := l.attempt(ctx, w.id, w.wait, sent)
+		got, err := l.attempt(ctx, w.id, w.wait, sent)
 		if hook := testHooks.attempted.Load(); hook != nil {
 			(*hook)()
 		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
-		case err != nil && !w.wait:
-			return nil, w.giveUp(ctx, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errRedis("try "+l.name, err)))
+		case err != nil && (!w.wait || errors.Is(err, ttl.ErrPermanent)):
+			return nil, w.giveUp(ctx, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errRedis("acquire "+l.name, err)))
 		case err != nil:
 			// The script may or may not have run: trying again finds out.
 			if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
@@ -63,8 +64,11 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 			}
 			backoff = min(2*backoff, retryCap)
 			continue
-		case acquired:
-			return l.hold(ctx, w.id, token, sent)
+		case got.acquired:
+			return l.hold(ctx, w.id, got.token, sent)
+		case !w.wait && got.quiet:
+			return nil, fmt.Errorf("%w: redis lock %s: the server restarted less than a TTL ago and may have forgotten its holder: it grants nothing for %v",
+				recipes.ErrLocked, l.name, got.wait)
 		case !w.wait:
 			return nil, fmt.Errorf("%w: redis lock %s", recipes.ErrLocked, l.name)
 		}
@@ -81,7 +85,7 @@ func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
 			confirmed = true // or past subscribeWait: the timer alone until it is
 			continue
 		}
-		g, granted, ok := w.await(ctx, watch, pttl)
+		g, granted, ok := w.await(ctx, watch, got.wait)
 		if !ok {
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 		}
@@ -132,10 +136,8 @@ func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) 
 }
 
 // giveUp takes the waiter out of the queue (and releases the lock if it was
-// handed to it meanwhile), then returns err.
+// handed to it meanwhile) in the background, and returns err at once.
 func (w waiting) giveUp(ctx context.Context, err error) error {
-	if cerr := w.l.cancel(ctx, w.id); cerr != nil {
-		return fmt.Errorf("%w (and leaving the queue failed, the entry expires by itself: %v)", err, cerr)
-	}
+	w.l.cancel(ctx, w.id)
 	return err
 }

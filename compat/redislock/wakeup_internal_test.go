@@ -21,6 +21,13 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 	// A long TTL: a lost grant leaves the waiter asleep for a TTL, past
 	// the waiter's context.
 	const lockTTL = 30 * time.Second
+	// A new server grants nothing for a TTL (it may have forgotten a
+	// holder): a first use with a short TTL sets that quiet period short.
+	prime, err := New(newClient(t, addr), "early-grant", WithTTL(time.Second))
+	require.NoError(t, err)
+	primed, err := prime.Acquire(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, primed.Release(context.Background()))
 	holderLock, err := New(newClient(t, addr), "early-grant", WithTTL(lockTTL))
 	require.NoError(t, err)
 	waiterClient := newClient(t, addr)
@@ -97,7 +104,7 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 	clients := []*Client{newClient(t, addr), newClient(t, addr), newClient(t, addr)}
 	locks := make([]*Lock, len(clients))
 	for i, c := range clients {
-		l, err := New(c, "one-wakes")
+		l, err := New(c, "one-wakes", WithTTL(2*time.Second)) // short: a new server is quiet for a TTL
 		require.NoError(t, err)
 		locks[i] = l
 	}
@@ -183,7 +190,7 @@ func TestConfirmedGrantGetsAToken(t *testing.T) {
 	addr := harness.StartRedis(t).Addr()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := New(newClient(t, addr), "confirm")
+	l, err := New(newClient(t, addr), "confirm", WithTTL(2*time.Second))
 	require.NoError(t, err)
 	before, err := l.Acquire(ctx)
 	require.NoError(t, err)
@@ -193,9 +200,9 @@ func TestConfirmedGrantGetsAToken(t *testing.T) {
 	const id = "handed-to-me"
 	require.NoError(t, admin.Set(ctx, l.keys[0], id, time.Minute).Err()) // as a handoff leaves it
 	require.NoError(t, admin.Del(ctx, l.keys[1]).Err())
-	acquired, token, _, err := l.attempt(ctx, id, true, time.Now())
+	got, err := l.attempt(ctx, id, true, time.Now())
 	require.NoError(t, err)
-	require.True(t, acquired)
+	require.True(t, got.acquired)
 	bt, _ := before.Token()
-	assert.Greater(t, token, bt)
+	assert.Greater(t, got.token, bt)
 }
