@@ -37,7 +37,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
@@ -94,22 +94,19 @@ func Check(ctx context.Context, r redis.Scripter, skip string) error {
 }
 
 // Once caches a successful Check: a server is checked at its first use.
-type Once struct {
-	mu   sync.Mutex
-	done bool
-}
+// Callers that come while a check runs run their own (under their own
+// contexts) rather than wait on another's.
+type Once struct{ done atomic.Bool }
 
-// Check runs check unless it has already succeeded.
+// Check runs check unless one has already succeeded.
 func (o *Once) Check(check func() error) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done {
+	if o.done.Load() {
 		return nil
 	}
 	if err := check(); err != nil {
 		return err
 	}
-	o.done = true
+	o.done.Store(true)
 	return nil
 }
 
