@@ -127,6 +127,46 @@ func TestRedisRestartGrantsNoOneElse(t *testing.T) {
 	require.NoError(t, next.Release(ctx))
 }
 
+// Redis restarts from a snapshot taken before the lock was taken (RDB
+// persistence, Debian's default): the quiet-period marker comes back, the
+// lock does not. The marker is the earlier run's, so the server is quiet
+// all the same, and nobody else is granted the lock while it is held.
+func TestRedisRestartFromASnapshot(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	admin := rdb(t, r.Addr())
+	first, err := newLock(t, client(t, r.Addr()), "snapshot").Acquire(ctx) // writes the marker
+	require.NoError(t, err)
+	require.NoError(t, first.Release(ctx))
+	require.NoError(t, admin.Save(ctx).Err()) // the marker, no lock
+	holder, err := newLock(t, client(t, r.Addr()), "snapshot").Acquire(ctx)
+	require.NoError(t, err)
+	contender := newLock(t, client(t, r.Addr()), "snapshot")
+	r.Stop(t)
+	r.Start(t)
+	n, err := admin.Exists(ctx, "{snapshot}:quiet").Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "the snapshot brought the marker back")
+	restarted := time.Now()
+	for time.Since(restarted) < testTTL+time.Second {
+		lease, err := contender.TryAcquire(ctx)
+		if err == nil {
+			select {
+			case <-holder.Done():
+			default:
+				t.Fatalf("granted to another %v after a restart from a snapshot while the holder still trusted its lease",
+					time.Since(restarted))
+			}
+			require.NoError(t, lease.Release(ctx))
+			break
+		}
+		require.ErrorIs(t, err, recipes.ErrLocked)
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, holder.Err(), "the holder's renewals took its key back")
+	require.NoError(t, holder.Release(ctx))
+}
+
 // A holder that stops renewing (its process gone) and a Redis restart: a
 // waiter is served once the restarted server's quiet period is over.
 func TestRedisRestartAfterTheHolderWent(t *testing.T) {

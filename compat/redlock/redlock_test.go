@@ -1,8 +1,12 @@
 package redlock_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"regexp"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,7 +20,30 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(settlingM{m}) }
+
+// settlingM runs the tests, then waits (at most backgroundLimit) for the
+// releases that the locks go on with in the background: they end by
+// themselves (when answered, at the TTL, or at the next try on a closed
+// client), so they are not leaks; goleak then finds anything else.
+type settlingM struct{ m *testing.M }
+
+const backgroundLimit = 10 * time.Second
+
+func (s settlingM) Run() int {
+	code := s.m.Run()
+	for end := time.Now().Add(backgroundLimit); time.Now().Before(end) && backgroundReleases(); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return code
+}
+
+// backgroundReleases reports whether a release goes on in the background.
+func backgroundReleases() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return bytes.Contains(buf, []byte("redlock.(*Lock).freeLater")) || bytes.Contains(buf, []byte("ttl.freeInBackground"))
+}
 
 const waitLimit = 60 * time.Second
 
@@ -45,8 +72,31 @@ func newLock(t testing.TB, servers []*harness.Redis, name string, opts ...redloc
 	return l
 }
 
+// uptime reads a server's uptime_in_seconds.
+var uptime = regexp.MustCompile(`uptime_in_seconds:(\d+)`)
+
+// settle waits until every server is out of the quiet period of a lock of
+// TTL d: a server grants nothing for a TTL after it started (it may have
+// forgotten a holder), and every test starts new servers.
+func settle(t testing.TB, servers []*harness.Redis, d time.Duration) {
+	t.Helper()
+	ctx := ctxT(t)
+	for i, c := range clients(t, servers) {
+		require.Eventually(t, func() bool {
+			info, err := c.(*redis.Client).Info(ctx, "server").Result()
+			m := uptime.FindStringSubmatch(info)
+			if err != nil || m == nil {
+				return false
+			}
+			up, _ := strconv.Atoi(m[1])
+			return time.Duration(up)*time.Second >= d
+		}, waitLimit, 50*time.Millisecond, "server %d never came out of its quiet period", i)
+	}
+}
+
 func TestContract(t *testing.T) {
 	servers := harness.StartRedisN(t, 3)
+	settle(t, servers, time.Second)
 	admins := clients(t, servers)
 	locktest.Run(t, locktest.Backend{
 		New: func(t *testing.T, name string) recipes.Locker {
@@ -72,9 +122,12 @@ func TestContract(t *testing.T) {
 }
 
 // One server of three down: the lock works on the other two. Two down: no
-// majority, nothing is acquired, and what one server gave is released.
+// majority, nothing is acquired (TryAcquire says the servers did not
+// answer: the lock is not known to be held), and what one server gave is
+// released.
 func TestServersDown(t *testing.T) {
 	servers := harness.StartRedisN(t, 3)
+	settle(t, servers, time.Second)
 	l := newLock(t, servers, "down", redlock.WithTTL(time.Second))
 	ctx := ctxT(t)
 
@@ -87,36 +140,18 @@ func TestServersDown(t *testing.T) {
 
 	servers[1].Stop(t)
 	_, err = l.TryAcquire(ctx)
-	require.ErrorIs(t, err, recipes.ErrLocked)
+	require.ErrorIs(t, err, recipes.ErrNotAcquired)
+	assert.NotErrorIs(t, err, recipes.ErrLocked, "down is not held")
+	assert.ErrorContains(t, err, "1 of 3 servers gave it, 2 needed")
+	assert.ErrorContains(t, err, servers[0].Addr())
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	_, err = l.Acquire(short)
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
 	require.True(t, errors.Is(err, context.DeadlineExceeded))
-	n, err := redis.NewClient(&redis.Options{Addr: servers[2].Addr()}).Exists(ctx, "{down}").Result()
-	require.NoError(t, err)
-	assert.Zero(t, n, "the one server that gave it was released")
-}
-
-func TestBadInput(t *testing.T) {
-	servers := harness.StartRedisN(t, 1)
-	cs := clients(t, servers)
-	for _, tc := range []struct {
-		servers []redlock.Redis
-		name    string
-		opts    []redlock.Option
-		want    string
-	}{
-		{nil, "x", nil, "no servers"},
-		{[]redlock.Redis{nil}, "x", nil, "server 0 is nil"},
-		{cs, "", nil, "empty lock name"},
-		{cs, "a{b}", nil, "braces"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(0)}, "TTL 0s"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(time.Second), redlock.WithServerTimeout(time.Second)}, "server timeout"},
-		{cs, "x", []redlock.Option{nil}, "nil Option"},
-	} {
-		_, err := redlock.New(tc.servers, tc.name, tc.opts...)
-		require.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want)
-		assert.Contains(t, err.Error(), tc.want)
-	}
+	last := clients(t, servers[2:])[0].(*redis.Client)
+	assert.Eventually(t, func() bool { // at once, or in the background when ctx ended mid-attempt
+		n, err := last.Exists(ctx, "{down}").Result()
+		return err == nil && n == 0
+	}, 5*time.Second, 10*time.Millisecond, "the one server that gave it was released")
 }

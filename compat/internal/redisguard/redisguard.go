@@ -8,18 +8,22 @@
 // snapshot) has forgotten every lock, while their holders still trust their
 // leases for up to a TTL. So a lock's scripts keep a marker key in the
 // lock's slot holding the end of its quiet period, in the server's
-// milliseconds. When the marker is missing (the first use of the lock
-// since the server started or lost its data, or a day unused), the script
-// reads the server's uptime (INFO, which scripts may call) and sets the
-// quiet period's end to the server's start plus the TTL: a server that
+// milliseconds, and the server's run id. When the marker is missing (the
+// first use of the lock since the server started or lost its data, or a
+// day unused) or is another run's (restored from a snapshot or an
+// append-only file that did not have the lock), the script reads the
+// server's uptime (INFO, which scripts may call) and sets the quiet
+// period's end to the server's start plus the TTL: a server that
 // started less than a TTL ago grants nothing until then, when every lease
 // it may have forgotten has ended by its holder's own clock. A holder whose
 // key is missing while its server is quiet takes it back (nobody else can
 // have been granted it since the restart), so a restart does not end a
 // lease that is still renewed. This is Redlock's "delayed restart" done by
 // the clients, with no server setting. It costs a TTL of waiting after a
-// restart, and covers restarts and data loss with a restart; not a FLUSHALL
-// or a failover to a lagging replica (uptime says nothing there).
+// restart, and covers restarts, with or without persistence; not a
+// FLUSHALL, or a failover to a lagging replica (its uptime says nothing of
+// what it missed). The run id is read on every grant of a free lock and
+// every renewal that finds its key gone: INFO costs the server about 15 µs.
 //
 // # Eviction is a setting
 //
@@ -49,16 +53,25 @@ import (
 // its last use by a day.
 const Lua = `
 local function quietms(marker, ttl, nowms)
-  local q = redis.call('GET', marker)
-  if not q then
-    local up = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')) or 0
+  local info = redis.call('INFO', 'server')
+  local run = string.match(info, 'run_id:(%w+)') or ''
+  local q
+  local m = redis.call('GET', marker)
+  if m then
+    local mq, mrun = string.match(m, '^(%d+) (%w*)$')
+    if mrun == run then q = tonumber(mq) end
+  end
+  if q then
+    redis.call('PEXPIRE', marker, 86400000)
+  else
+    -- A marker of another run of the server (restored from a snapshot or
+    -- an append-only file) says nothing of what this run forgot.
+    local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0
     -- uptime counts whole seconds: the server started at most up s ago.
     q = nowms - up * 1000 + tonumber(ttl)
-    redis.call('SET', marker, string.format('%d', q), 'PX', 86400000)
-  else
-    redis.call('PEXPIRE', marker, 86400000)
+    redis.call('SET', marker, string.format('%d %s', q, run), 'PX', 86400000)
   end
-  q = tonumber(q) - nowms
+  q = q - nowms
   if q > 0 then return q end
   return 0
 end

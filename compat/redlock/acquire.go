@@ -1,0 +1,130 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Acquire waits until a majority of the servers give the lock within its
+// validity, ctx ends (an error that is recipes.ErrNotAcquired and ctx's),
+// or no majority is possible: a server may evict the lock's keys, or too
+// many servers fail in a way that trying again cannot mend (a closed
+// client, a refused authentication or script), an error that is
+// recipes.ErrNotAcquired and says which. Servers that do not answer are
+// tried again after a random delay until ctx ends. What an attempt took
+// is released everywhere: at once, or in the background past ctx's end.
+// With a context from a live lease of this Lock it re-enters at once.
+//
+// It is NOT safe to assume the lock is held until Release: do the work
+// with the lease's context, which is cancelled, with a cause that is
+// recipes.ErrLockLost, before the servers can grant the lock to anyone
+// else (see the package doc for what that covers).
+func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, true) }
+
+// TryAcquire makes one attempt. When the servers' answers rule a majority
+// out (held by another, or by a holder a restarted server may have
+// forgotten) it returns an error that is recipes.ErrLocked; when servers
+// did not answer, one that is recipes.ErrNotAcquired (not ErrLocked) and
+// says why.
+func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
+
+func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
+	if le, err := ttl.Begin(ctx, l); err != nil {
+		return nil, err
+	} else if le != nil {
+		return le, nil
+	}
+	for {
+		// An id of its own for each attempt: what an earlier one left may
+		// still be being released in the background, which must not delete
+		// this one's keys.
+		id := uuid.NewString()
+		start := time.Now()
+		rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply { return l.take(ctx, m, id) })
+		t := count(rs, l.quorum())
+		var ended error
+		if ctx.Err() != nil {
+			ended = recipes.NotAcquired(ctx)
+		}
+		s, err := t.next(l.name, wait, ended)
+		switch s {
+		case stepHold:
+			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id})
+			if err == nil {
+				return le, nil
+			}
+			// Taken too late to be trusted: Hold releases it.
+			if !wait {
+				return nil, err
+			}
+		case stepGiveUp:
+			l.letGo(ctx, id, rs)
+			return nil, err
+		case stepRetry:
+			l.letGo(ctx, id, rs)
+		}
+		if !ttl.Sleep(ctx, max(l.delay(), t.quietWait())) {
+			return nil, fmt.Errorf("%w (redlock %s, last attempt: %v)", recipes.NotAcquired(ctx), l.name, t)
+		}
+	}
+}
+
+// delay is a random delay between attempts, from a tenth of the retry
+// delay up to it.
+func (l *Lock) delay() time.Duration {
+	d := l.o.retryDelay
+	return d/10 + time.Duration(rand.Int64N(int64(d-d/10)+1))
+}
+
+// checkFailure is the error of an eviction check that could not read the
+// settings: the check's own message, with its advice, when the server
+// refused the check for good (INFO forbidden by an ACL, or renamed); only
+// the cause when the client could not talk to the server (unreachable,
+// closed, not authenticated, loading), where the advice does not apply.
+func checkFailure(err error) error {
+	var re redis.Error
+	refused := errors.As(err, &re) && errors.Is(redisguard.Permanent(err), ttl.ErrPermanent) &&
+		!strings.HasPrefix(re.Error(), "NOAUTH") && !strings.HasPrefix(re.Error(), "WRONGPASS")
+	if cause := errors.Unwrap(err); cause != nil && !refused {
+		return cause
+	}
+	return err
+}
+
+// take is one attempt on m: the eviction check at the Lock's first use of
+// m, then the acquire script.
+func (l *Lock) take(ctx context.Context, m *member, id string) reply {
+	if !l.o.noCheck {
+		err := m.checked.Check(func() error {
+			cctx, cancel := l.bounded(ctx)
+			defer cancel()
+			return redisguard.Check(cctx, m.r, "redlock.WithoutEvictionCheck()")
+		})
+		if errors.Is(err, redisguard.ErrEviction) {
+			return reply{err: ttl.Permanent(fmt.Errorf("redlock %s: %s: %w", l.name, m.name, err))}
+		}
+		if err != nil {
+			return m.fail(checkFailure(err))
+		}
+	}
+	sctx, cancel := l.bounded(ctx)
+	defer cancel()
+	res, err := acquireScript.Run(sctx, m.r, l.keys, id, l.o.ttl.Milliseconds()).Int64Slice()
+	switch {
+	case err != nil:
+		return m.fail(err)
+	case len(res) != 2:
+		return m.fail(ttl.Permanent(fmt.Errorf("the acquire script answered %v", res)))
+	}
+	return reply{code: res[0], n: res[1]}
+}
