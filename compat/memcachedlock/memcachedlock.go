@@ -1,45 +1,12 @@
-// Package memcachedlock is the lock contract of recipes on one memcached
-// server, for services that have nothing else. A program that uses it
-// links neither ZooKeeper nor go-redis.
-//
-//	l, _ := memcachedlock.New(memcache.New("127.0.0.1:11211"), "orders", memcachedlock.WithTTL(10*time.Second))
-//	lease, err := l.Acquire(ctx)
-//
-// # How it works
-//
-// Acquire adds the lock item (add: only if absent) with a TTL in whole
-// seconds, then reads it back for its CAS value: two round trips. When
-// another holds it, the waiter polls with exponential backoff and jitter,
-// up to MaxPoll apart (memcached has no notification), so waiting is not
-// fair. The holder renews by compare-and-swap with the CAS it holds, every
-// third of the time it trusts the lock (the TTL less a second and the
-// margin), and Release deletes by compare-and-swap with an expiry of -1
-// (the item expires at once): atomic, so it never deletes an item someone
-// else now holds, as the common get-then-delete does.
-//
-// # Tokens
-//
-// The fencing token is the lock item's CAS value at acquisition. memcached
-// keeps one CAS counter per server process, shared by every key: it grows
-// across all keys and survives eviction, so a later holder's token is
-// always higher. A cold restart of memcached resets it: after one, tokens
-// start low again, and a fenced resource refuses the new holders' writes
-// (safe, but stuck until it forgets the old token). A warm restart keeps it.
-//
-// # When the holder is told
-//
-// memcached counts TTLs in whole seconds on a clock that ticks once a
-// second, so an item may expire up to a second early. The lease ends, with
-// a cause that is recipes.ErrLockLost, a second plus
-// recipes.DriftMargin(ttl) before the TTL counted from the send time of the
-// last confirmed add or renewal, when a renewal finds the item gone or
-// someone else's (evicted, deleted, a restart), or on any renewal error.
 package memcachedlock
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -49,11 +16,15 @@ import (
 )
 
 // Memcached is what the lock needs of a gomemcache client; *memcache.Client
-// has it. Its calls take no context: the lock abandons a call whose context
-// ended, and cleans up after it.
+// has it. It must reach one server: a client of several spreads keys over
+// them, and would put a lock's item, marker and quiet item on different
+// servers, so that a restart of one would go unseen. Its calls take no
+// context: the lock abandons a call whose context ended, and cleans up
+// after it.
 type Memcached interface {
 	Add(item *memcache.Item) error
 	Get(key string) (*memcache.Item, error)
+	GetMulti(keys []string) (map[string]*memcache.Item, error)
 	CompareAndSwap(item *memcache.Item) error
 }
 
@@ -62,24 +33,42 @@ const (
 	// DefaultTTL is how long the lock outlives a holder that stops renewing
 	// it.
 	DefaultTTL = 10 * time.Second
-	// MinTTL is the shortest TTL: memcached counts whole seconds and may
-	// expire an item a second early, so a lease is trusted for the TTL less
-	// a second (and the margin).
-	MinTTL = 2 * time.Second
+	// MinTTL is the shortest TTL: memcached may expire an item up to 2 s
+	// early (its clock counts whole seconds and now and then jumps by 2;
+	// see "When the holder is told" in the package doc), so a lease is
+	// trusted for the TTL less 2 s less recipes.DriftMargin(ttl): 0.96 s at
+	// 3 s, renewed every 0.32 s.
+	MinTTL = 3 * time.Second
+	// MaxTTL is the longest TTL: 30 days less 2 s. memcached takes an
+	// expiry of more than 30 days as a date, and the quiet item's expiry is
+	// the TTL + 2 s.
+	MaxTTL = ttl.MaxTTL - coarseClock
+	// MaxKeyLen is the longest lock key: memcached's limit of 250 bytes,
+	// less the suffix of the lock's marker and quiet items.
+	MaxKeyLen = 250 - max(len(aliveSuffix), len(quietSuffix))
 	// MaxPoll is the longest wait between two tries of a waiter.
 	MaxPoll = 100 * time.Millisecond
 	// firstPoll is the first wait, doubled at each try up to MaxPoll.
 	firstPoll = 2 * time.Millisecond
-	// abandonTimeout bounds the clean-up after an abandoned call.
+	// abandonTimeout bounds the clean-up after an abandoned call; the item
+	// expires at its TTL if that fails.
 	abandonTimeout = 5 * time.Second
+	// coarseClock is how much earlier than its TTL memcached may expire an
+	// item: its clock counts whole seconds and jumps by 2 when its tick
+	// crosses a second boundary.
+	coarseClock = 2 * time.Second
 )
 
 // Lock is a lock on one key of one memcached.
 type Lock struct {
-	mc    Memcached
-	key   string
-	ttl   time.Duration
-	terms ttl.Terms // of its leases
+	mc       Memcached
+	key      string
+	aliveKey string // the marker: the server has not forgotten since it was written
+	quietKey string // there while the server may have forgotten a holder
+	ttl      time.Duration
+	terms    ttl.Terms // of its leases
+	addr     string    // the server whose eviction setting is checked; "" for none
+	checked  atomic.Bool
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -87,22 +76,58 @@ var _ recipes.Locker = (*Lock)(nil)
 // Option configures New.
 type Option func(*options)
 
-type options struct{ ttl time.Duration }
+type options struct {
+	ttl     time.Duration
+	addr    *string
+	noCheck bool
+}
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it:
-// whole seconds, at least MinTTL (default DefaultTTL).
+// whole seconds, from MinTTL to MaxTTL (default DefaultTTL). The lease is
+// trusted for the TTL less 2 s less recipes.DriftMargin(ttl), and a
+// restarted server grants the lock after a TTL + 2 s. Processes that share
+// a lock must use the same TTL.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
-// New returns the lock whose item is key. No I/O is done.
+// WithServerAddr gives the address of mc's memcached, as given to
+// memcache.New (host:port, or a unix socket's path, with a "/"): the
+// Lock's first Acquire (or TryAcquire) reads its settings over a short
+// connection of its own, bounded by its context, and refuses a server that
+// runs with evictions on with an error that is ErrEvictions, names the
+// setting and the fix, and ends Acquire at once. A successful check is
+// kept for the Lock's life. New needs this option or WithoutEvictionCheck.
+func WithServerAddr(addr string) Option { return func(o *options) { o.addr = &addr } }
+
+// WithoutEvictionCheck skips the check of the server's eviction setting
+// (also when WithServerAddr is given). Use it where the server runs with
+// -M and refuses "stats settings", or to accept the risk: with evictions
+// on, memcached may evict a held lock's item under memory pressure, and
+// another client can then be granted the lock while its holder trusts its
+// lease, until its next renewal (a third of its trusted time later) finds
+// the item gone.
+func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
+
+// Suffixes of the keys of a lock's marker and quiet items.
+const (
+	aliveSuffix = ":alive"
+	quietSuffix = ":quiet"
+)
+
+// New returns the lock whose item is key; its marker and quiet items are
+// key+":alive" and key+":quiet" (see the package doc), so key is at most
+// MaxKeyLen bytes and may not end with either suffix. It needs
+// WithServerAddr or WithoutEvictionCheck. No I/O is done.
 func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("memcachedlock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
 	}
 	switch {
-	case mc == nil:
+	case ttl.IsNil(mc):
 		return nil, bad("nil memcached client")
-	case key == "" || len(key) > 250:
-		return nil, bad("key %q: must be 1 to 250 bytes", key)
+	case key == "" || len(key) > MaxKeyLen:
+		return nil, bad("key %q: must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, MaxKeyLen, aliveSuffix)
+	case strings.HasSuffix(key, aliveSuffix) || strings.HasSuffix(key, quietSuffix):
+		return nil, bad("key %q: keys ending in %q or %q name a lock's own items", key, aliveSuffix, quietSuffix)
 	}
 	for _, r := range key {
 		if r <= ' ' || r == 0x7f {
@@ -117,17 +142,26 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		opt(&o)
 	}
 	switch {
-	case o.ttl < MinTTL:
-		return nil, bad("TTL %v: must be at least %v (memcached counts whole seconds, and may expire an item a second early)", o.ttl, MinTTL)
+	case o.ttl < MinTTL || o.ttl > MaxTTL:
+		return nil, bad("TTL %v: must be from %v (memcached may expire an item 2 s early) to %v (memcached takes more than 30 days as a date)", o.ttl, MinTTL, MaxTTL)
 	case o.ttl%time.Second != 0:
 		return nil, bad("TTL %v: memcached counts whole seconds", o.ttl)
-	case o.ttl > 30*24*time.Hour:
-		return nil, bad("TTL %v: memcached takes more than 30 days as a date", o.ttl)
 	}
-	// Trusted a second less: memcached may expire an item up to a second
-	// early (it counts whole seconds on a clock that ticks once a second).
-	valid := o.ttl - time.Second - recipes.DriftMargin(o.ttl)
-	return &Lock{mc: mc, key: key, ttl: o.ttl, terms: ttl.NewTerms(o.ttl, valid, "memcached lock "+key)}, nil
+	addr := ""
+	if o.addr != nil {
+		if _, _, err := net.SplitHostPort(*o.addr); err != nil && !strings.Contains(*o.addr, "/") {
+			return nil, bad("WithServerAddr(%q): not a host:port (nor a unix socket's path): %v", *o.addr, err)
+		}
+		addr = *o.addr
+	}
+	if o.noCheck {
+		addr = ""
+	} else if addr == "" {
+		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
+	}
+	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
+	return &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr,
+		terms: ttl.NewTerms(o.ttl, valid, "memcached lock "+key)}, nil
 }
 
 // Key is the lock's item key.
@@ -135,14 +169,26 @@ func (l *Lock) Key() string { return l.key }
 
 // Acquire waits until the lock is held (polling, see the package doc), ctx
 // ends (an error that is recipes.ErrNotAcquired and ctx's; nothing is left
-// in memcached) or a call fails. With a context from a live lease of this
-// Lock it re-enters at once. It is NOT safe to assume the lock is held
+// in memcached, or a clean-up goes on in the background) or an error that
+// trying again cannot mend (an error that is recipes.ErrNotAcquired and
+// says why: the server's eviction setting, no server configured).
+// Transient errors (memcached unreachable) are retried until ctx ends.
+// With a context from a live lease of this Lock it re-enters at once.
+//
+// The lease's context is cancelled, with a cause that is
+// recipes.ErrLockLost, 2 s plus recipes.DriftMargin(ttl) before the TTL
+// counted from the send time of the last confirmed add or renewal, when a
+// renewal finds the lock someone else's, or gone while the server is not
+// quiet, or on a renewal error that trying again cannot mend: before
+// memcached can let the lock go. It is NOT safe to assume the lock is held
 // until Release: do the work with the lease's context, and fence writes
 // with its token.
 func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, true) }
 
-// TryAcquire takes the lock if it is free now, and otherwise returns an
-// error that is recipes.ErrLocked at once.
+// TryAcquire takes the lock if it is free now, and otherwise returns at
+// once an error that is recipes.ErrLocked (also ErrQuiet when the server
+// may have forgotten a holder), or recipes.ErrNotAcquired with the error
+// that kept it from asking.
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
@@ -151,37 +197,44 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	} else if le != nil {
 		return le, nil
 	}
-	id := []byte(uuid.NewString())
-	poll := firstPoll
-	for {
-		sent := time.Now()
-		cas, err := l.add(ctx, id)
-		switch {
-		case err == nil:
-			le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas})
-			if err != nil {
-				return nil, err
+	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
+		err := l.checkServer(ctx)
+		if err == nil {
+			id := []byte(uuid.NewString()) // one per attempt: a clean-up never deletes a later attempt's item
+			sent := time.Now()
+			var cas uint64
+			if cas, err = l.add(ctx, id); err == nil {
+				le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas})
+				if err != nil {
+					return nil, err
+				}
+				return le, nil
 			}
-			return le, nil
+		}
+		switch {
 		case ctx.Err() != nil:
 			return nil, recipes.NotAcquired(ctx)
-		case !errors.Is(err, memcache.ErrNotStored):
-			if !wait {
-				return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrNotAcquired, l.key, err)
-			}
-		case !wait:
+		case errors.Is(err, ttl.ErrPermanent):
+			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrNotAcquired, l.key, err)
+		case wait:
+		case errors.Is(err, ErrQuiet):
+			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrLocked, l.key, err)
+		case errors.Is(err, memcache.ErrNotStored):
 			return nil, fmt.Errorf("%w: memcached lock %s", recipes.ErrLocked, l.key)
+		default:
+			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrNotAcquired, l.key, err)
 		}
 		if !ttl.Sleep(ctx, ttl.Jitter(poll)) {
 			return nil, recipes.NotAcquired(ctx)
 		}
-		poll = min(2*poll, MaxPoll)
 	}
 }
 
-// add adds the lock item with value id and returns its CAS: the token.
-// memcache.ErrNotStored: someone holds it. A call abandoned because ctx
-// ended is settled in the background: an item it added is deleted.
+// add runs one attempt (try) and returns the lock item's CAS: the token.
+// memcache.ErrNotStored: someone holds it; ErrQuiet: the server may have
+// forgotten a holder. A call abandoned because ctx ended, or one that
+// failed after its add may have landed, is settled in the background: an
+// item it added is deleted.
 func (l *Lock) add(ctx context.Context, id []byte) (uint64, error) {
 	type result struct {
 		cas uint64
@@ -189,49 +242,55 @@ func (l *Lock) add(ctx context.Context, id []byte) (uint64, error) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		err := l.mc.Add(&memcache.Item{Key: l.key, Value: id, Expiration: int32(l.ttl / time.Second)})
-		if err != nil {
-			res <- result{err: err}
-			return
-		}
-		it, err := l.mc.Get(l.key)
-		switch {
-		case err != nil:
-			res <- result{err: fmt.Errorf("read back after add: %w", err)}
-		case string(it.Value) != string(id):
-			res <- result{err: fmt.Errorf("read back after add: %w", memcache.ErrNotStored)} // expired and taken already
-		default:
-			res <- result{cas: it.CasID}
-		}
+		cas, err := l.try(id)
+		res <- result{cas, err}
 	}()
 	select {
 	case r := <-res:
-		if r.err != nil && !errors.Is(r.err, memcache.ErrNotStored) {
-			go l.deleteIfOurs(id) // the add may have landed
+		if r.err != nil && !errors.Is(r.err, memcache.ErrNotStored) && !errors.Is(r.err, ErrQuiet) && !unsent(r.err) {
+			go l.abandon(id) // the add may have landed
 		}
 		return r.cas, r.err
 	case <-ctx.Done():
 		go func() {
-			if r := <-res; !errors.Is(r.err, memcache.ErrNotStored) {
-				l.deleteIfOurs(id)
+			if r := <-res; !errors.Is(r.err, memcache.ErrNotStored) && !errors.Is(r.err, ErrQuiet) && !unsent(r.err) {
+				l.abandon(id)
 			}
 		}()
 		return 0, ctx.Err()
 	}
 }
 
-// deleteIfOurs deletes the lock item if its value is id, by
-// compare-and-swap: never another holder's.
-func (l *Lock) deleteIfOurs(id []byte) {
-	deadline := time.Now().Add(abandonTimeout)
-	for time.Now().Before(deadline) {
-		it, err := l.mc.Get(l.key)
-		if err != nil || string(it.Value) != string(id) {
-			return
-		}
-		err = l.mc.CompareAndSwap(&memcache.Item{Key: l.key, Expiration: -1, CasID: it.CasID})
-		if !errors.Is(err, memcache.ErrCASConflict) {
-			return
-		}
+// try adds the lock item with value id and, when that worked, reads it
+// back for its CAS with the marker and the quiet item, in one round trip.
+// While the server is quiet it deletes the item again and returns
+// ErrQuiet.
+func (l *Lock) try(id []byte) (uint64, error) {
+	err := l.mc.Add(&memcache.Item{Key: l.key, Value: id, Expiration: l.seconds()})
+	if err != nil {
+		return 0, permanent(err)
 	}
+	items, err := l.mc.GetMulti([]string{l.key, l.aliveKey, l.quietKey})
+	if err != nil {
+		return 0, fmt.Errorf("read back after add: %w", permanent(err))
+	}
+	it := items[l.key]
+	if it == nil || string(it.Value) != string(id) {
+		// Expired and taken already, or forgotten at once (a restart).
+		return 0, fmt.Errorf("read back after add: %w", memcache.ErrNotStored)
+	}
+	quiet, err := l.quiet(items)
+	switch {
+	case err != nil:
+		return 0, err
+	case quiet:
+		if err := l.deleteOurs(id, it.CasID); err != nil && !errors.Is(err, ttl.ErrNotOurs) {
+			go l.abandon(id)
+		}
+		return 0, ErrQuiet
+	}
+	return it.CasID, nil
 }
+
+// seconds is the lock item's expiry: the TTL in seconds.
+func (l *Lock) seconds() int32 { return int32(l.ttl / time.Second) }

@@ -2,12 +2,15 @@ package memcachedlock_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -39,12 +42,28 @@ func newLock(t testing.TB, mc memcachedlock.Memcached, key string, opts ...memca
 	return l
 }
 
+// markFresh writes the markers of keys on a server the test has just
+// started: it has forgotten no holder, so their first use need not wait
+// out the quiet period (the marker is key+":alive", see the package doc).
+func markFresh(t testing.TB, admin *memcache.Client, keys ...string) {
+	t.Helper()
+	for _, key := range keys {
+		err := admin.Add(&memcache.Item{Key: key + ":alive", Value: []byte("1")})
+		if err != nil && !errors.Is(err, memcache.ErrNotStored) {
+			t.Fatalf("mark %s fresh: %v", key, err)
+		}
+	}
+}
+
 func TestContract(t *testing.T) {
 	m := harness.StartMemcached(t)
+	awaitBackground(t)
 	admin := client(t, m.Addr())
 	locktest.Run(t, locktest.Backend{
 		New: func(t *testing.T, name string) recipes.Locker {
-			return newLock(t, client(t, m.Addr()), name, memcachedlock.WithTTL(2*time.Second))
+			markFresh(t, admin, name)
+			return newLock(t, client(t, m.Addr()), name, memcachedlock.WithServerAddr(m.Addr()),
+				memcachedlock.WithTTL(memcachedlock.MinTTL))
 		},
 		Lose: func(t *testing.T, name string, _ recipes.Lease) {
 			require.NoError(t, admin.Delete(name)) // deleted (or evicted) under the holder
@@ -64,9 +83,10 @@ func TestContract(t *testing.T) {
 func TestTokensAcrossKeys(t *testing.T) {
 	m := harness.StartMemcached(t)
 	ctx := ctxT(t)
+	markFresh(t, client(t, m.Addr()), "a", "b", "c")
 	var last int64
 	for _, key := range []string{"a", "b", "a", "c"} {
-		lease, err := newLock(t, client(t, m.Addr()), key, memcachedlock.WithTTL(2*time.Second)).Acquire(ctx)
+		lease, err := newLock(t, client(t, m.Addr()), key, memcachedlock.WithServerAddr(m.Addr())).Acquire(ctx)
 		require.NoError(t, err)
 		token, ok := lease.Token()
 		require.True(t, ok)
@@ -76,23 +96,83 @@ func TestTokensAcrossKeys(t *testing.T) {
 	}
 }
 
+// The first use of a key on a new server waits out the quiet period: the
+// server cannot tell a new key from one it forgot.
+func TestFirstUseIsQuiet(t *testing.T) {
+	m := harness.StartMemcached(t)
+	ctx := ctxT(t)
+	opts := []memcachedlock.Option{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(memcachedlock.MinTTL)}
+	_, err := newLock(t, client(t, m.Addr()), "first", opts...).TryAcquire(ctx)
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	require.ErrorIs(t, err, memcachedlock.ErrQuiet)
+	t.Logf("TryAcquire at the first use: %v", err)
+	start := time.Now()
+	lease, err := newLock(t, client(t, m.Addr()), "first", opts...).Acquire(ctx)
+	require.NoError(t, err)
+	t.Logf("granted %v after the first use (TTL %v; the quiet item expires at TTL + 2 s, up to 2 s early)",
+		time.Since(start).Round(time.Millisecond), memcachedlock.MinTTL)
+	require.NoError(t, lease.Release(ctx))
+	admin := client(t, m.Addr())
+	_, err = admin.Get("first")
+	require.ErrorIs(t, err, memcache.ErrCacheMiss, "the lock item is left behind")
+	_, err = admin.Get("first:alive")
+	require.NoError(t, err, "the marker stays (documented)")
+}
+
+// On a server that has run for longer than the TTL + 3 s, a key's first use
+// waits for nothing: with the address, the lock reads the server's uptime.
+func TestFirstUseOnAnOldServer(t *testing.T) {
+	m := harness.StartMemcached(t)
+	ctx := ctxT(t)
+	ttl := memcachedlock.MinTTL
+	time.Sleep(ttl + 4*time.Second) // uptime counts whole seconds
+	lease, err := newLock(t, client(t, m.Addr()), "old-server", memcachedlock.WithServerAddr(m.Addr()),
+		memcachedlock.WithTTL(ttl)).TryAcquire(ctx)
+	require.NoError(t, err, "no quiet period on a server older than the TTL")
+	require.NoError(t, lease.Release(ctx))
+	_, err = newLock(t, client(t, m.Addr()), "old-server-no-addr", memcachedlock.WithoutEvictionCheck(),
+		memcachedlock.WithTTL(ttl)).TryAcquire(ctx)
+	require.ErrorIs(t, err, memcachedlock.ErrQuiet, "without the address, a first use is quiet")
+}
+
 func TestBadInput(t *testing.T) {
 	mc := memcache.New("127.0.0.1:1")
+	addr := memcachedlock.WithServerAddr("127.0.0.1:1")
 	for _, tc := range []struct {
 		mc   memcachedlock.Memcached
 		key  string
 		opts []memcachedlock.Option
 		want string
 	}{
-		{nil, "k", nil, "nil memcached client"},
-		{mc, "", nil, "must be 1 to 250 bytes"},
-		{mc, "a b", nil, "no spaces"},
-		{mc, "k", []memcachedlock.Option{memcachedlock.WithTTL(500 * time.Millisecond)}, "must be at least 2s"},
-		{mc, "k", []memcachedlock.Option{memcachedlock.WithTTL(2500 * time.Millisecond)}, "whole seconds"},
-		{mc, "k", []memcachedlock.Option{nil}, "nil Option"},
+		{nil, "k", []memcachedlock.Option{addr}, "nil memcached client"},
+		{(*memcache.Client)(nil), "k", []memcachedlock.Option{addr}, "nil memcached client"},
+		{mc, "", []memcachedlock.Option{addr}, "must be 1 to 244 bytes"},
+		{mc, strings.Repeat("k", 245), []memcachedlock.Option{addr}, "must be 1 to 244 bytes"},
+		{mc, "k:alive", []memcachedlock.Option{addr}, "name a lock's own items"},
+		{mc, "k:quiet", []memcachedlock.Option{addr}, "name a lock's own items"},
+		{mc, "a b", []memcachedlock.Option{addr}, "no spaces"},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(500 * time.Millisecond)}, "TTL 500ms: must be from 3s"},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(2 * time.Second)}, "TTL 2s: must be from 3s"},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(-time.Second)}, "TTL -1s: must be from 3s"},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(ttl.MaxTTL)}, "TTL 720h0m0s: must be from 3s"},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(3500 * time.Millisecond)}, "whole seconds"},
+		{mc, "k", []memcachedlock.Option{addr, nil}, "nil Option"},
+		{mc, "k", nil, "pass WithServerAddr"},
+		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("")}, `WithServerAddr(""): not a host:port`},
+		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("localhost")}, `WithServerAddr("localhost"): not a host:port`},
 	} {
 		_, err := memcachedlock.New(tc.mc, tc.key, tc.opts...)
 		require.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
+	}
+	for _, opts := range [][]memcachedlock.Option{
+		{addr, memcachedlock.WithTTL(memcachedlock.MinTTL)},
+		{addr, memcachedlock.WithTTL(memcachedlock.MaxTTL)},
+		{memcachedlock.WithoutEvictionCheck()},
+		{addr, memcachedlock.WithoutEvictionCheck()},
+		{memcachedlock.WithServerAddr("/run/memcached/memcached.sock")}, // a unix socket, as gomemcache takes it
+	} {
+		_, err := memcachedlock.New(mc, strings.Repeat("k", memcachedlock.MaxKeyLen), opts...)
+		require.NoError(t, err)
 	}
 }

@@ -19,24 +19,45 @@ func StartMemcached(t testing.TB) *Memcached {
 }
 
 // StartMemcachedN gives t n independent memcached servers, each on its own
-// free 127.0.0.1 port (TCP only, 64 MB); t.Cleanup stops them. When
-// MEMCACHED_ADDRS (comma separated host:port) is set, its first n servers are
-// used instead, and t is ended by Unavailable when it lists fewer. Without
-// memcached installed t is ended by Unavailable.
+// free 127.0.0.1 port (TCP only, 64 MB, evictions off: -M, as
+// compat/memcachedlock requires); t.Cleanup stops them. When
+// MEMCACHED_ADDRS (comma separated host:port) is set, its first n servers
+// are used instead (run them with -M too), and t is ended by Unavailable
+// when it lists fewer. Without memcached installed t is ended by
+// Unavailable.
 func StartMemcachedN(t testing.TB, n int) []*Memcached {
 	t.Helper()
-	servers := startServers(t, n, "memcached", "MEMCACHED_ADDRS", "memcached", memcachedHint, memcachedArgv, memcachedVersion)
+	servers := startServers(t, n, "memcached", "MEMCACHED_ADDRS", "memcached", memcachedHint,
+		memcachedArgv(megabytes, "-M"), memcachedVersion)
 	return wrapServers(servers, func(s Server) *Memcached { return &Memcached{s} })
 }
 
-// memcachedArgv is the memcached command line: Loopback TCP only, no UDP.
-// memcached refuses to run as root without -u.
-func memcachedArgv(bin string, port int, _ string) []string {
-	argv := []string{bin, "-l", Loopback, "-p", strconv.Itoa(port), "-U", "0", "-m", "64", "-c", "1024"}
-	if os.Geteuid() == 0 {
-		argv = append(argv, "-u", "root")
+// StartMemcachedEvicting gives t a local memcached that evicts when its mb
+// megabytes of item memory are full (memcached's default: no -M), for
+// tests of what eviction does; t.Cleanup stops it. MEMCACHED_ADDRS is not
+// used: its servers' settings are not the test's to choose.
+func StartMemcachedEvicting(t testing.TB, mb int) *Memcached {
+	t.Helper()
+	const noEnv = "" // os.Getenv("") is empty: always a local process
+	servers := startServers(t, 1, "memcached", noEnv, "memcached", memcachedHint, memcachedArgv(mb), memcachedVersion)
+	return wrapServers(servers, func(s Server) *Memcached { return &Memcached{s} })[0]
+}
+
+// megabytes is the item memory of StartMemcachedN's servers.
+const megabytes = 64
+
+// memcachedArgv returns the memcached command line: Loopback TCP only, no
+// UDP, mb megabytes of item memory, and extra. memcached refuses to run as
+// root without -u.
+func memcachedArgv(mb int, extra ...string) func(bin string, port int, _ string) []string {
+	return func(bin string, port int, _ string) []string {
+		argv := []string{bin, "-l", Loopback, "-p", strconv.Itoa(port), "-U", "0", "-m", strconv.Itoa(mb), "-c", "1024"}
+		argv = append(argv, extra...)
+		if os.Geteuid() == 0 {
+			argv = append(argv, "-u", "root")
+		}
+		return argv
 	}
-	return argv
 }
 
 // memcachedVersion reports nil when addr answers `version` with VERSION.

@@ -1,0 +1,105 @@
+// Package memcachedlock is the lock contract of recipes on one memcached
+// server, for services that have nothing else. A program that uses it
+// links neither ZooKeeper nor go-redis.
+//
+//	mc := memcache.New("127.0.0.1:11211")
+//	l, _ := memcachedlock.New(mc, "orders",
+//		memcachedlock.WithServerAddr("127.0.0.1:11211"), // checks that memcached runs with -M
+//		memcachedlock.WithTTL(10*time.Second))
+//	lease, err := l.Acquire(ctx)
+//
+// # How it works
+//
+// Acquire adds the lock item (add: only if absent) with a TTL in whole
+// seconds, then reads it back for its CAS value, with the lock's marker
+// and quiet items in the same request (GetMulti): two round trips. When
+// another holds it, the waiter polls with exponential backoff and jitter,
+// up to MaxPoll apart (memcached has no notification), so waiting is not
+// fair. The holder renews by compare-and-swap with the CAS it holds, every
+// third of the time it trusts the lock, and Release deletes by
+// compare-and-swap with an expiry of -1 (the item expires at once):
+// atomic, so it never deletes an item someone else now holds, as the
+// common get-then-delete does.
+//
+// # Tokens
+//
+// The fencing token is the lock item's CAS value at acquisition. memcached
+// keeps one CAS counter per server process, shared by every key: it grows
+// across all keys and survives eviction, so a later holder's token is
+// always higher. A cold restart of memcached resets it: after one, tokens
+// start low again, and a fenced resource refuses the new holders' writes
+// (safe, but stuck until it forgets the old token). A warm restart keeps it.
+//
+// # When the holder is told
+//
+// memcached (1.6) counts TTLs in whole seconds of its own clock
+// (current_time: the whole seconds of CLOCK_MONOTONIC read at each tick of
+// a timer). The timer is re-armed for a second after each tick, so ticks
+// come a little more than a second apart (0.1 to 1.5 ms more on average,
+// measured on Linux with memcached 1.6.18: its event loop wakes late by up
+// to a millisecond) and their phase drifts; when a tick crosses a second
+// boundary, every 20 minutes or so (10 minutes to a few hours),
+// current_time moves by 2. An item written in the stale second before such
+// a jump expires at the jump: up to 2 s before its TTL, not one (the test
+// TestCoarseClockJump makes it happen). So the lease trusts the lock
+// for the TTL less 2 s less recipes.DriftMargin(ttl), counted from the
+// send time of the last confirmed add or renewal, and renews it every
+// third of that; MinTTL is 3 s. The lease's context is cancelled, with a
+// cause that is recipes.ErrLockLost, when that time passes unrenewed (a
+// renewal that fails on the network is tried again until then), when a
+// renewal finds the item someone else's, or gone while the server is not
+// quiet (deleted, evicted), or on an error that trying again cannot mend
+// (ErrPermanent of the ttl engine: no server configured, a malformed
+// request). A process paused for longer than the margin cannot be told in
+// time by any timer: fence with the token.
+//
+// # A server that may have forgotten a lock grants nothing
+//
+// A memcached that restarts, or is flushed (flush_all), has forgotten every
+// lock while their holders still trust their leases for up to a TTL. So
+// each lock has two more items: its marker, key+":alive", which never
+// expires and says that the server has not forgotten since it was written,
+// and its quiet item, key+":quiet". A client that finds the marker missing
+// (the first use of the key since the server started, or since it lost
+// its data) adds the quiet item, with an expiry of the TTL + 2 s, then the
+// marker; while the quiet item is there the lock is granted to no one: an
+// Acquire that added the lock item deletes it again (compare and delete)
+// and polls on, and TryAcquire fails with an error that is
+// recipes.ErrLocked and ErrQuiet. By the time the quiet item expires
+// (after the TTL at the earliest, memcached's clock may cut it 2 s short)
+// every lease the server may have forgotten has ended by its holder's own
+// clock. A holder whose renewal finds its item gone while the server is
+// quiet puts it back (add, with its own value: no one can have been
+// granted the lock since), so a restart does not end a lease that is
+// still renewed. With the server's address (WithServerAddr) a missing
+// marker on a server that has run for longer than the TTL + 3 s (its
+// "stats" uptime) starts no quiet period: such a server forgot nothing a
+// holder still trusts, unless it was flushed (flush_all is then not
+// covered, as Redis's FLUSHALL is not). The cost: a restarted server, a
+// new one, and (without the address) a flushed one or each key's first
+// use, grant nothing for one TTL + 2 s. Processes that share a lock must
+// use the same TTL (the quiet period is its first finder's).
+//
+// # Eviction is a setting
+//
+// memcached evicts items (least recently used first) when its memory is
+// full, unless it runs with -M (--disable-evictions: then a write that
+// does not fit fails with "out of memory"). An evicted lock item lets
+// another client in while its holder trusts its lease, until the holder's
+// next renewal finds it gone. So New needs WithServerAddr, the address of
+// mc's server: the first Acquire reads its settings (stats settings) and
+// refuses, with an error that is ErrEvictions (and permanent), a server
+// that runs with evictions on. WithoutEvictionCheck skips the check and
+// accepts the risk. Keep the server's memory well above what it stores:
+// with -M a full server refuses new locks (Acquire retries, TryAcquire
+// fails) but never drops a held one.
+//
+// # What stays in memcached
+//
+// A released lock leaves its marker behind (key+":alive", a few bytes, no
+// expiry): one per lock key ever used, until the server restarts or is
+// flushed. Use a bounded set of lock keys. The quiet item expires a TTL +
+// 2 s after a restart; lock items expire at their TTL when their holder
+// dies, and are deleted at once by Release (or by a clean-up in the
+// background, when Release's context ends or the network fails).
+package memcachedlock

@@ -1,0 +1,129 @@
+package memcachedlock_test
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
+	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// withServer are the options of a lock on m with TTL d.
+func withServer(m *harness.Memcached, d time.Duration) []memcachedlock.Option {
+	return []memcachedlock.Option{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(d)}
+}
+
+// stalled is a client whose compare-and-swaps (renewals and releases) hang
+// until open: a holder that cannot renew (a paused process, a one-way
+// partition), while its lease counts down.
+type stalled struct {
+	*memcache.Client
+	gate chan struct{}
+	once sync.Once
+}
+
+// newStalled returns a stalled client of addr; t's cleanup opens it.
+func newStalled(t testing.TB, addr string) *stalled {
+	s := &stalled{Client: client(t, addr), gate: make(chan struct{})}
+	t.Cleanup(s.open)
+	return s
+}
+
+func (s *stalled) CompareAndSwap(it *memcache.Item) error {
+	<-s.gate
+	return s.Client.CompareAndSwap(it)
+}
+
+// open lets the stalled calls go on, to the server.
+func (s *stalled) open() { s.once.Do(func() { close(s.gate) }) }
+
+// moment records when something happened, once.
+type moment struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (m *moment) mark() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at.IsZero() {
+		m.at = time.Now()
+	}
+}
+
+func (m *moment) get() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.at
+}
+
+// toldAt returns the moment lease's context ends.
+func toldAt(lease recipes.Lease) *moment {
+	var m moment
+	context.AfterFunc(lease.Context(), m.mark)
+	return &m
+}
+
+// grant is what a waiter's Acquire gave, and whether the first holder's
+// lease had ended by then.
+type grant struct {
+	lease     recipes.Lease
+	err       error
+	at        time.Time
+	firstDone bool
+}
+
+// acquireBehind starts l.Acquire(ctx) and reports its grant, with whether
+// first's lease had ended when it was granted.
+func acquireBehind(ctx context.Context, l recipes.Locker, first recipes.Lease) <-chan grant {
+	out := make(chan grant, 1)
+	go func() {
+		lease, err := l.Acquire(ctx)
+		g := grant{lease: lease, err: err, at: time.Now()}
+		select {
+		case <-first.Done():
+			g.firstDone = true
+		default:
+		}
+		out <- g
+	}()
+	return out
+}
+
+// tryUntil polls l.TryAcquire until it succeeds or limit passes.
+func tryUntil(ctx context.Context, l recipes.Locker, limit time.Duration) (recipes.Lease, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		lease, err := l.TryAcquire(ctx)
+		if err == nil || !time.Now().Before(deadline) {
+			return lease, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitBackground waits at t's end, before the servers started so far
+// stop (call it after starting them: clean-ups run last first), until the
+// lock's work in the background (a release going on, the clean-up of an
+// abandoned add) has ended, bounded; else it would go on against a stopped
+// server until the lock expired, and goleak, which checks the package at
+// its end, would find it.
+func awaitBackground(t *testing.T) {
+	t.Cleanup(func() {
+		buf := make([]byte, 1<<20)
+		for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			n := runtime.Stack(buf, true)
+			if !bytes.Contains(buf[:n], []byte("zkrecipes/compat/internal/ttl.")) &&
+				!bytes.Contains(buf[:n], []byte("zkrecipes/compat/memcachedlock.")) {
+				return
+			}
+		}
+		t.Errorf("the lock's background work still runs after %v", waitLimit)
+	})
+}
