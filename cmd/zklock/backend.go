@@ -35,20 +35,23 @@ type backendOptions struct {
 	redis     string
 	memcached string
 	ttl       time.Duration
+	noCheck   bool
 }
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: zk, redis, redlock or memcached")
 	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock)")
 	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
-	fs.Var(durationValue{d: &b.ttl}, "ttl", "lock TTL for redis, redlock and memcached (default 10s)")
+	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redlock and memcached (default 10s)")
+	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
+		"do not check that the Redis or memcached server cannot evict the lock (where it refuses the check, or to accept that risk)")
 }
 
 // validate checks the backend flags against the others set (by name).
 func (b *backendOptions) validate(set map[string]bool) error {
 	switch b.name {
 	case backendZK:
-		for _, f := range []string{"redis", "memcached", "ttl"} {
+		for _, f := range []string{"redis", "memcached", "ttl", "without-eviction-check"} {
 			if set[f] {
 				return fmt.Errorf("--%s needs --backend redis, redlock or memcached", f)
 			}
@@ -102,10 +105,11 @@ func (b *backendOptions) ttlOr(def time.Duration) time.Duration {
 
 // openCompat connects to the Redis or memcached backend (checking that it
 // answers, as ZooKeeper's connect does) and returns the lock named name
-// and what closes the clients.
-func (b *backendOptions) openCompat(ctx context.Context, name string) (recipes.Locker, func(), error) {
+// and what closes the clients. go-redis's own messages go to rep.
+func (b *backendOptions) openCompat(ctx context.Context, name string, rep *reporter) (recipes.Locker, func(), error) {
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
+	redis.SetLogger(redisLog{rep})
 	switch b.name {
 	case backendMemcached:
 		mc := memcache.New(b.memcached)
@@ -114,7 +118,13 @@ func (b *backendOptions) openCompat(ctx context.Context, name string) (recipes.L
 			closeAll()
 			return nil, nil, fmt.Errorf("cannot reach memcached at %s: %w", b.memcached, err)
 		}
-		l, err := memcachedlock.New(mc, name, memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL)))
+		opts := []memcachedlock.Option{memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL))}
+		if b.noCheck {
+			opts = append(opts, memcachedlock.WithoutEvictionCheck())
+		} else {
+			opts = append(opts, memcachedlock.WithServerAddr(b.memcached))
+		}
+		l, err := memcachedlock.New(mc, name, opts...)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -139,7 +149,11 @@ func (b *backendOptions) openCompat(ctx context.Context, name string) (recipes.L
 		c, err := redislock.NewClient(clients[0])
 		if err == nil {
 			var l *redislock.Lock
-			if l, err = redislock.New(c, name, redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))); err == nil {
+			opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
+			if b.noCheck {
+				opts = append(opts, redislock.WithoutEvictionCheck())
+			}
+			if l, err = redislock.New(c, name, opts...); err == nil {
 				return l, func() { _ = c.Close(); closeAll() }, nil
 			}
 		}
@@ -150,7 +164,11 @@ func (b *backendOptions) openCompat(ctx context.Context, name string) (recipes.L
 	for i, c := range clients {
 		servers[i] = c
 	}
-	l, err := redlock.New(servers, name, redlock.WithTTL(b.ttlOr(redlock.DefaultTTL)))
+	opts := []redlock.Option{redlock.WithTTL(b.ttlOr(redlock.DefaultTTL))}
+	if b.noCheck {
+		opts = append(opts, redlock.WithoutEvictionCheck())
+	}
+	l, err := redlock.New(servers, name, opts...)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -189,5 +207,16 @@ func ping(ctx context.Context, call func() error) error {
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// redisLog is go-redis's logger (one for the process): its messages (a
+// pool that cannot dial, say) are printed with -v only; zklock's own
+// errors say what failed.
+type redisLog struct{ r *reporter }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	if l.r.verbose && !l.r.quiet {
+		l.r.print("redis: " + fmt.Sprintf(format, v...))
 	}
 }

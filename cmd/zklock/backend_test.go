@@ -40,9 +40,9 @@ func TestBackends(t *testing.T) {
 		token bool
 	}{
 		{"redis", []string{"--backend", "redis", "--redis", r[0].Addr(), "--ttl", "2s"}, true},
-		{"redlock", []string{"--backend", "redlock", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()}, false},
-		{"redis with several servers is Redlock", []string{"--backend", "redis", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()}, false},
-		{"memcached", []string{"--backend", "memcached", "--memcached", m.Addr(), "--ttl", "2s"}, true},
+		{"redlock", []string{"--backend", "redlock", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr(), "--ttl", "2s"}, false},
+		{"redis with several servers is Redlock", []string{"--backend", "redis", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr(), "--ttl", "2s"}, false},
+		{"memcached", []string{"--backend", "memcached", "--memcached", m.Addr(), "--ttl", "3s"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := lockPath(t)
@@ -78,11 +78,17 @@ func TestCompatLockLost(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "redis lock "+path+" lost while sh was running")
 }
 
-// A Redis that does not answer: exit 69, as for ZooKeeper.
+// A Redis that does not answer: exit 69, as for ZooKeeper. go-redis's own
+// log lines (its pool failing to dial) are not printed, with -q nothing is.
 func TestCompatUnreachable(t *testing.T) {
 	code, p := runZklock(t, "--backend", "redis", "--redis", "127.0.0.1:1", "--timeout", "30s", "/x", "--", "true")
 	assert.Equal(t, exitUnavailable, code)
 	assert.Contains(t, p.stderr.String(), "cannot reach Redis at 127.0.0.1:1")
+	assert.NotContains(t, p.stderr.String(), "connection pool")
+
+	code, p = runZklock(t, "-q", "--backend", "redlock", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--timeout", "30s", "/x", "--", "true")
+	assert.Equal(t, exitUnavailable, code)
+	assert.Empty(t, p.stderr.String(), "-q prints nothing")
 }
 
 func TestBackendUsageErrors(t *testing.T) {
@@ -97,6 +103,8 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "memcached"}, "--backend memcached needs --memcached"},
 		{[]string{"--backend", "memcached", "--memcached", "a:1,b:2"}, "--memcached takes one server"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,"}, "empty server address"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--ttl", "0"}, "--ttl"},
+		{[]string{"--without-eviction-check"}, "--without-eviction-check needs --backend redis, redlock or memcached"},
 	} {
 		code, p := runZklock(t, append(tc.args, "/x", "--", "true")...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)

@@ -44,7 +44,11 @@
 //	                         --backend redlock, take the lock by Redlock
 //	--memcached HOST:PORT    the memcached server
 //	--ttl DUR                how long the lock outlives a zklock that dies (default 10s;
-//	                         whole seconds for memcached)
+//	                         whole seconds from 3s for memcached); a server that
+//	                         restarted grants nothing for a TTL
+//	--without-eviction-check do not refuse a server that may evict the lock
+//	                         (Redis maxmemory-policy other than noeviction,
+//	                         memcached without -M)
 //
 // The lock kinds, --servers, --namespace, --session-timeout and ls are
 // ZooKeeper's only. On every backend the lease ends, and COMMAND is

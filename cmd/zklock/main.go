@@ -71,7 +71,13 @@ Where the lock lives (default: ZooKeeper):
   --redis HOST:PORT,...    Redis servers: one for --backend redis (several: Redlock)
   --memcached HOST:PORT    the memcached server for --backend memcached
   --ttl DUR                how long the lock outlives a zklock that dies (redis,
-                           redlock: default 10s; memcached: whole seconds, default 10s)
+                           redlock: default 10s; memcached: whole seconds from 3s,
+                           default 10s); a server that restarted grants nothing
+                           for a TTL, since it may have forgotten a holder
+  --without-eviction-check do not refuse a server that may evict the lock (Redis:
+                           maxmemory-policy other than noeviction; memcached
+                           without -M): where it refuses the check, or to accept
+                           that risk
 On Redis the lock is fair (FIFO) and fenced; Redlock has no fencing token;
 memcached waiters poll. --read, --write, --exclusive, --servers, --namespace
 and --session-timeout are for ZooKeeper only, as is zklock ls.

@@ -120,7 +120,7 @@ func describeLease(lease recipes.Lease) string {
 // when it cannot.
 func (r *runner) open(ctx context.Context) (int, bool) {
 	if r.o.backend.name != backendZK {
-		lock, closeAll, err := r.o.backend.openCompat(ctx, r.o.path)
+		lock, closeAll, err := r.o.backend.openCompat(ctx, r.o.path, r.rep)
 		switch {
 		case errors.Is(err, recipes.ErrInvalidArgument):
 			return usageError(r.stderr, "%v", err), false

@@ -19,6 +19,13 @@ import (
 // documents (in the background, or when its session or TTL ends).
 const CleanupTimeout = 10 * time.Second
 
+// GiveUpGrace bounds the releases of a failed Acquire or TryAcquire whose
+// ctx has ended, so that it returns within this of ctx's deadline: a
+// member's Release that cannot finish by then goes on in the background,
+// as its package documents (ZooKeeper's delete, or a TTL lock's release,
+// retried until it succeeds or the lock would expire anyway).
+const GiveUpGrace = 50 * time.Millisecond
+
 // MultiLock is several locks held as one: all of them, or none. It is a
 // recipes.Locker; see the package doc for the order, the lease, tokens and
 // re-entry. A MultiLock may be shared by goroutines: those with unrelated
@@ -191,7 +198,11 @@ func (m *MultiLock) giveUp(ctx, actx context.Context, taken []recipes.Lease, mem
 	case actx.Err() != nil:
 		head = context.Cause(actx) // the loss of a member taken earlier
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+	bound := CleanupTimeout
+	if ctx.Err() != nil {
+		bound = GiveUpGrace // the caller's deadline has passed: answer now
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	return failure(head, member, m.release(cctx, taken))
 }

@@ -1,6 +1,8 @@
 package multilock_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ import (
 const (
 	zkRoot   = "/multilock/"
 	redisTTL = time.Second
-	mcTTL    = 2 * time.Second
+	mcTTL    = 3 * time.Second
 )
 
 // servers are one test's: the shared ZooKeeper, its own redis and
@@ -71,8 +73,17 @@ func zkMutex(t testing.TB, zk []string, name string, opts ...session.Option) *mu
 }
 
 // redisLock is the Redis lock of name, with a client of its own to addr.
+// Its server is a test's new one: the lock's quiet-period marker is
+// written first (nothing can have been forgotten there), so that the first
+// use does not wait out the TTL.
 func redisLock(t testing.TB, addr, name string) *redislock.Lock {
 	t.Helper()
+	admin := rdb(t, addr)
+	info, err := admin.Info(ctxT(t), "server").Result()
+	require.NoError(t, err)
+	_, rest, _ := strings.Cut(info, "run_id:")
+	runID, _, _ := strings.Cut(rest, "\r\n")
+	require.NoError(t, admin.Set(ctxT(t), "{"+name+"}:quiet", "0 "+runID, time.Hour).Err())
 	c, err := redislock.NewClient(rdb(t, addr))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -82,9 +93,14 @@ func redisLock(t testing.TB, addr, name string) *redislock.Lock {
 }
 
 // mcLock is the memcached lock of name, with a client of its own to addr.
+// As for redisLock, the marker is written first on the test's new server.
 func mcLock(t testing.TB, addr, name string) *memcachedlock.Lock {
 	t.Helper()
-	l, err := memcachedlock.New(mcClient(t, addr), name, memcachedlock.WithTTL(mcTTL))
+	err := mcClient(t, addr).Add(&memcache.Item{Key: name + ":alive", Value: []byte("1")})
+	if !errors.Is(err, memcache.ErrNotStored) {
+		require.NoError(t, err)
+	}
+	l, err := memcachedlock.New(mcClient(t, addr), name, memcachedlock.WithTTL(mcTTL), memcachedlock.WithServerAddr(addr))
 	require.NoError(t, err)
 	return l
 }
