@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -46,33 +46,6 @@ func wantMargin(policy session.ErrorPolicy) time.Duration {
 	return trustTimeout/3 - recipes.DriftMargin(trustTimeout)
 }
 
-// moment records when something happened, once.
-type moment struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (m *moment) mark() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.at.IsZero() {
-		m.at = time.Now()
-	}
-}
-
-func (m *moment) get() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.at
-}
-
-// whenEnded records when lease's context ends.
-func whenEnded(lease recipes.Lease) *moment {
-	m := new(moment)
-	context.AfterFunc(lease.Context(), m.mark)
-	return m
-}
-
 // granted is the result of a successor's Acquire and when it returned.
 type granted struct {
 	lease recipes.Lease
@@ -98,7 +71,7 @@ func successor(t *testing.T, server, path string, n int) <-chan granted {
 
 // checkToldFirst waits for the successor's grant and checks that the
 // holder's lease had ended, by at least the policy's margin.
-func checkToldFirst(t *testing.T, policy session.ErrorPolicy, holder *moment, next <-chan granted) {
+func checkToldFirst(t *testing.T, policy session.ErrorPolicy, holder *holdertest.Moment, next <-chan granted) {
 	t.Helper()
 	var g granted
 	select {
@@ -109,7 +82,7 @@ func checkToldFirst(t *testing.T, policy session.ErrorPolicy, holder *moment, ne
 		t.Fatal("the successor never acquired")
 	}
 	t.Cleanup(func() { _ = g.lease.Release(context.Background()) })
-	told := holder.get()
+	told := holder.Get()
 	require.False(t, told.IsZero(), "the successor was granted the lock while the holder's lease was live")
 	margin := g.at.Sub(told)
 	t.Logf("holder told %v before the successor's grant (want at least %v)", margin.Round(time.Millisecond), wantMargin(policy))
@@ -176,7 +149,7 @@ func TestHolderToldFirstWhileNotificationsFlow(t *testing.T) {
 		}
 		lease, err := newMutex(t, c, path).Acquire(ctx)
 		require.NoError(t, err)
-		told := whenEnded(lease)
+		told := holdertest.ToldAt(lease)
 		next := successor(t, server, path, 2)
 
 		p.HoldToServer(t)
@@ -238,7 +211,7 @@ func TestGrantByNotificationIsBounded(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatal("the waiter was not granted the lock")
 		}
-		told := whenEnded(lease)
+		told := holdertest.ToldAt(lease)
 		checkToldFirst(t, policy, told, next)
 		p.Restore(t)
 	})
@@ -258,7 +231,7 @@ func TestHolderToldFirstAfterACutFollowingANotification(t *testing.T) {
 		require.NoError(t, err)
 		lease, err := newMutex(t, c, path).Acquire(ctx)
 		require.NoError(t, err)
-		told := whenEnded(lease)
+		told := holdertest.ToldAt(lease)
 		next := successor(t, server, path, 2)
 		_, _, ev, err := c.GetW(ctx, watched)
 		require.NoError(t, err)

@@ -102,7 +102,7 @@ func TestRestartGrantsNothingWhileTheHolderTrusts(t *testing.T) {
 			stall := newStalled(t, m.Addr())
 			holder, err := newLock(t, stall, "paused", withServer(m, restartTTL)...).Acquire(ctx)
 			require.NoError(t, err)
-			told := toldAt(holder)
+			told := holdertest.ToldAt(holder)
 			waiter := acquireBehind(ctx, newLock(t, client(t, m.Addr()), "paused", withServer(m, restartTTL)...), holder)
 			time.Sleep(100 * time.Millisecond)
 			start := time.Now()
@@ -120,7 +120,7 @@ func TestRestartGrantsNothingWhileTheHolderTrusts(t *testing.T) {
 					g.at.Sub(start).Round(time.Millisecond))
 			}
 			t.Logf("granted %v after the server forgot (TTL %v: the quiet period lasts the TTL + 2 s, less up to 2 s); the holder was told %v before",
-				g.at.Sub(start).Round(time.Millisecond), restartTTL, g.at.Sub(told.get()).Round(time.Millisecond))
+				g.at.Sub(start).Round(time.Millisecond), restartTTL, g.at.Sub(told.Get()).Round(time.Millisecond))
 			assert.ErrorIs(t, holder.Err(), recipes.ErrLockLost)
 			stall.open()
 		})

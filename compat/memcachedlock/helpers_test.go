@@ -43,33 +43,6 @@ func (s *stalled) CompareAndSwap(it *memcache.Item) error {
 // open lets the stalled calls go on, to the server.
 func (s *stalled) open() { s.once.Do(func() { close(s.gate) }) }
 
-// moment records when something happened, once.
-type moment struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (m *moment) mark() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.at.IsZero() {
-		m.at = time.Now()
-	}
-}
-
-func (m *moment) get() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.at
-}
-
-// toldAt returns the moment lease's context ends.
-func toldAt(lease recipes.Lease) *moment {
-	var m moment
-	context.AfterFunc(lease.Context(), m.mark)
-	return &m
-}
-
 // grant is what a waiter's Acquire gave, and whether the first holder's
 // lease had ended by then.
 type grant struct {

@@ -157,13 +157,14 @@ func (h *Holder) Ended(t testing.TB) (time.Time, string) {
 	return time.Unix(0, ns), f[2]
 }
 
-// moment records when something happened, once.
-type moment struct {
+// Moment records when something happened, once.
+type Moment struct {
 	mu sync.Mutex
 	at time.Time
 }
 
-func (m *moment) mark() {
+// Mark records now, unless a moment was already marked.
+func (m *Moment) Mark() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.at.IsZero() {
@@ -171,10 +172,18 @@ func (m *moment) mark() {
 	}
 }
 
-func (m *moment) get() time.Time {
+// Get is the moment marked; zero when none was.
+func (m *Moment) Get() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.at
+}
+
+// ToldAt returns the moment lease's context ends.
+func ToldAt(lease recipes.Lease) *Moment {
+	m := new(Moment)
+	context.AfterFunc(lease.Context(), m.Mark)
+	return m
 }
 
 // HolderToldFirst takes the lock with holder, queues successor behind it,
@@ -189,8 +198,7 @@ func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(),
 	if err != nil {
 		t.Fatalf("holder: %v", err)
 	}
-	var told moment
-	context.AfterFunc(lease.Context(), told.mark)
+	told := ToldAt(lease)
 	type grant struct {
 		lease recipes.Lease
 		at    time.Time
@@ -213,7 +221,7 @@ func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(),
 		t.Fatalf("successor: %v", g.err)
 	}
 	defer func() { _ = g.lease.Release(context.Background()) }()
-	at := told.get()
+	at := told.Get()
 	if at.IsZero() {
 		t.Fatal("the successor was granted the lock while the holder's lease was live")
 	}
