@@ -5,9 +5,11 @@
 // the lock, plus the TTL, less a margin. A watchdog renews the lock every
 // third of the TTL, and the lease ends when the deadline passes
 // unrenewed (whatever the network does), when a renewal finds the lock
-// gone or someone else's, or on any renewal error. One timer for the whole
-// process wakes the watchdogs (clock.go): a lease costs no goroutine and
-// no timer of its own until a renewal is due.
+// gone or someone else's, or on any error a renewal returns (a backend
+// may retry transient errors itself within the deadline, as memcachedlock
+// does). One timer for the whole process wakes the watchdogs (clock.go):
+// a lease costs no goroutine and no timer of its own until a renewal is
+// due.
 package ttl
 
 import (
