@@ -68,7 +68,7 @@ func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 	}
 	conn, _, err := zk.Connect(c.servers, c.cfg.sessionTimeout,
 		zk.WithEventCallback(cb),
-		zk.WithDialer(c.live.dialer),
+		zk.WithDialer(c.live.dialerOfConn()),
 		zk.WithHostProvider(newHostProvider(&c.live)),
 		zk.WithLogger(zkLogger{c.log}))
 	close(ready)

@@ -37,6 +37,9 @@ type frames struct {
 	limit  int  // bytes of the current frame to capture
 	broken bool // a length made no sense: stop looking
 
+	pos      int64 // bytes of the stream consumed
+	firstEnd int64 // where the first frame ends in the stream, once it has
+
 	want func(first bool) int // at a frame's start: how many bytes to keep
 	done func(head []byte, first bool)
 }
@@ -47,6 +50,7 @@ func (f *frames) feed(p []byte) {
 		if f.lenN < 4 {
 			k := copy(f.lenBuf[f.lenN:], p)
 			f.lenN += k
+			f.pos += int64(k)
 			p = p[k:]
 			if f.lenN < 4 {
 				return
@@ -70,6 +74,7 @@ func (f *frames) feed(p []byte) {
 			f.head = append(f.head, p[:min(k, f.limit-len(f.head))]...)
 		}
 		f.left -= k
+		f.pos += int64(k)
 		p = p[k:]
 		if f.left == 0 {
 			f.end()
@@ -78,6 +83,9 @@ func (f *frames) feed(p []byte) {
 }
 
 func (f *frames) end() {
+	if f.first {
+		f.firstEnd = f.pos
+	}
 	f.done(f.head, f.first)
 	f.lenN = 0
 }
@@ -127,6 +135,17 @@ func requestXid(head []byte) (int32, bool) {
 	r := reader{b: head}
 	xid := r.int32()
 	return xid, !r.bad
+}
+
+// opSetWatches is the opcode of go-zookeeper's setWatches request.
+const opSetWatches = 101
+
+// requestOpcode returns a request frame's opcode.
+func requestOpcode(head []byte) (int32, bool) {
+	r := reader{b: head}
+	r.skip(4)
+	op := r.int32()
+	return op, !r.bad
 }
 
 // createPath returns the xid of a request frame and the path of its create:

@@ -53,7 +53,7 @@ func TestHandshakeDeadlineOnASilentServer(t *testing.T) {
 	}()
 	l := &liveness{requested: 300 * time.Millisecond}
 	l.servers.Store(1)
-	c, err := l.dialer("tcp", ln.Addr().String(), time.Second)
+	c, err := l.dial("tcp", ln.Addr().String(), time.Second, false)
 	require.NoError(t, err)
 	defer c.Close()
 	defer func() { (<-accepted).Close() }()

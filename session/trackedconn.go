@@ -32,6 +32,10 @@ type trackedConn struct {
 	r       *bufio.Reader // over rawReader: what the socket gives is framed as it comes
 	hs      handshake     // the bound on the connect handshake
 
+	gate     *watchGate // a reconnection's hold of the first replies; nil: none (set at dial)
+	gated    bool       // the hold is over (read side)
+	returned int64      // bytes returned to go-zookeeper (read side)
+
 	mu        sync.Mutex
 	connectAt time.Duration // send time of the connect request
 	pending   []sentRequest // requests not answered yet, oldest first
@@ -46,7 +50,17 @@ type sentRequest struct {
 // requests); past it the oldest is forgotten, and its reply proves nothing.
 const maxPending = 1 << 14
 
-func (t *trackedConn) Read(p []byte) (int, error) { return t.r.Read(p) }
+// Read returns what the socket gives, through the buffer; on a
+// reconnection, bytes past the connect response wait for watchGate.
+func (t *trackedConn) Read(p []byte) (int, error) {
+	if t.gate != nil && !t.gated && t.in.firstEnd > 0 && t.returned >= t.in.firstEnd {
+		t.gate.wait()
+		t.gated = true
+	}
+	n, err := t.r.Read(p)
+	t.returned += int64(n)
+	return n, err
+}
 
 // readBuffer is the size of a connection's read buffer: replies are small
 // (a listing of a thousand lock nodes is about 60 KiB, and is read through
@@ -74,12 +88,28 @@ func (t *trackedConn) Write(p []byte) (int, error) {
 	return t.Conn.Write(p)
 }
 
-// dialer is go-zookeeper's Dialer, tracking the connection it makes and
+// dialerOfConn is the Dialer of one zk.Conn: its connections after the
+// first are reconnections, whose first replies wait for watchGate.
+func (l *liveness) dialerOfConn() func(network, address string, timeout time.Duration) (net.Conn, error) {
+	dialed := false // go-zookeeper dials from one goroutine
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := l.dial(network, address, timeout, dialed)
+		if err == nil {
+			dialed = true
+		}
+		return c, err
+	}
+}
+
+// dial is go-zookeeper's Dialer, tracking the connection it makes and
 // bounding its handshake (handshake.go).
-func (l *liveness) dialer(network, address string, timeout time.Duration) (net.Conn, error) {
+func (l *liveness) dial(network, address string, timeout time.Duration, reconnection bool) (net.Conn, error) {
 	t, err := l.dialTracked(network, address, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if reconnection {
+		t.gate = newWatchGate()
 	}
 	t.r = bufio.NewReaderSize(rawReader{t}, readBuffer)
 	t.out = frames{want: t.wantRequest, done: t.sent}
@@ -112,6 +142,11 @@ func (t *trackedConn) sent(head []byte, first bool) {
 	if first {
 		t.connectAt = now
 	} else if xid, ok := requestXid(head); ok {
+		if t.gate != nil {
+			if op, ok := requestOpcode(head); ok && op == opSetWatches {
+				t.gate.release()
+			}
+		}
 		if len(t.pending) == maxPending {
 			t.pending = slices.Delete(t.pending, 0, 1)
 		}
