@@ -187,17 +187,29 @@ func TestUnreachableServersReturnAtTheDeadline(t *testing.T) {
 		name    string
 		servers []redlock.Redis
 	}{{"refused", refused}, {"mute", mute}} {
-		l, err := redlock.New(set.servers, "unreachable", redlock.WithTTL(30*time.Second), redlock.WithServerTimeout(3*time.Second))
+		// A server timeout of 15 minutes: an attempt that waited for its
+		// clean-up (or for a mute server) would not return within waitLimit.
+		l, err := redlock.New(set.servers, "unreachable", redlock.WithTTL(time.Hour), redlock.WithServerTimeout(15*time.Minute))
 		require.NoError(t, err)
 		for _, a := range attempts {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			start := time.Now()
-			_, err := a.call(l, ctx)
-			took := time.Since(start)
+			done := make(chan error, 1)
+			go func() {
+				lease, err := a.call(l, ctx)
+				if err == nil {
+					_ = lease.Release(ctx)
+				}
+				done <- err
+			}()
+			select {
+			case err = <-done:
+			case <-time.After(waitLimit):
+				t.Fatalf("%s %s: did not return within %v of a 200ms deadline", set.name, a.name, waitLimit)
+			}
 			cancel()
 			require.ErrorIs(t, err, recipes.ErrNotAcquired, "%s %s", set.name, a.name)
-			t.Logf("%s, %s: returned %v after it started (deadline 200ms): %v", set.name, a.name, took.Round(time.Millisecond), err)
-			assert.Less(t, took, 2*time.Second, "%s %s: returned near the deadline", set.name, a.name) // generous: the machine is busy
+			t.Logf("%s, %s: returned %v after it started (deadline 200ms): %v", set.name, a.name, time.Since(start).Round(time.Millisecond), err)
 			if a.name == "Acquire" {
 				assert.ErrorIs(t, err, context.DeadlineExceeded, set.name)
 			}
@@ -224,8 +236,8 @@ func holdLong(t *testing.T, servers []redlock.Redis, name string) (*redlock.Lock
 }
 
 // longTTL is the TTL of the locks whose release is tested: the lock must
-// be free long before it.
-const longTTL = 20 * time.Second
+// be free long before it (takenSoon waits waitLimit at most).
+const longTTL = time.Hour
 
 // takenSoon checks that another Lock takes the lock name soon after a
 // release: long before longTTL.
@@ -238,14 +250,13 @@ func takenSoon(t *testing.T, servers []*harness.Redis, name string) {
 		var err error
 		got, err = next.TryAcquire(ctxT(t))
 		return err == nil
-	}, 5*time.Second, 10*time.Millisecond, "the lock is free long before its TTL (%v)", longTTL)
+	}, waitLimit, 10*time.Millisecond, "the lock is free long before its TTL (%v)", longTTL)
 	t.Logf("another Lock took it %v later", time.Since(start).Round(time.Millisecond))
 	require.NoError(t, got.Release(ctxT(t)))
 }
 
-// Release with a context that has already ended returns at once and does
-// not leave the lock held for its TTL: the release goes on in the
-// background.
+// Release with a context that has already ended does not leave the lock
+// held for its TTL: the release goes on in the background.
 func TestReleaseWithAnEndedContext(t *testing.T) {
 	servers := harness.StartRedisN(t, 3)
 	_, lease := holdLong(t, clients(t, servers), "release-ended")
@@ -254,7 +265,6 @@ func TestReleaseWithAnEndedContext(t *testing.T) {
 	start := time.Now()
 	err := lease.Release(ended)
 	t.Logf("Release(ended) returned %v after it started: %v", time.Since(start).Round(time.Millisecond), err)
-	assert.Less(t, time.Since(start), 2*time.Second)
 	takenSoon(t, servers, "release-ended")
 }
 

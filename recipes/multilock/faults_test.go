@@ -2,6 +2,7 @@ package multilock_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,18 +68,18 @@ func checkUnavailable(t *testing.T, s *servers, m *multilock.MultiLock, name str
 	start := time.Now()
 	lease, err := m.Acquire(ctx)
 	late := time.Since(start) - unavailableWait
+	// Logged, not asserted (timing is the benchmark's business): it was
+	// seconds when the clean-up was synchronous; GiveUpGrace bounds it now.
 	t.Logf("Acquire returned %v after its deadline", late.Round(time.Millisecond))
-	// Generous for a busy machine: it was seconds (a synchronous clean-up).
-	assert.Less(t, late, time.Second, "Acquire returns near its deadline")
 	require.Nil(t, lease)
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	requireMemberError(t, err, down, multilock.OpAcquire) // the members before it were taken
-	// Released before Acquire returned, not in the background.
-	assert.Empty(t, s.zkLeftovers(t, name))
-	if down > 1 {
-		assert.Empty(t, s.redisLeftovers(t, name))
-	}
+	// The members taken are released (within GiveUpGrace, or in the
+	// background on a busy machine), while the member down is still down.
+	eventually(t, "the members taken are released", func() bool {
+		return len(s.zkLeftovers(t, name)) == 0 && (down <= 1 || len(s.redisLeftovers(t, name)) == 0)
+	})
 
 	restore()
 	s.noLeftovers(t, name)
@@ -122,8 +123,12 @@ func TestCancelWhileWaitingForSecond(t *testing.T) {
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
 	require.ErrorIs(t, err, context.Canceled)
 	requireMemberError(t, err, 1, multilock.OpAcquire)
-	assert.Empty(t, s.zkLeftovers(t, name), "the first member is released")
-	assert.Equal(t, []string{"redis {" + name + "}"}, s.redisLeftovers(t, name), "only the holder's key")
+	// The first member is released and the waiter leaves the second's
+	// queue (within GiveUpGrace, or in the background on a busy machine).
+	eventually(t, "the first member released, only the holder's key left", func() bool {
+		return len(s.zkLeftovers(t, name)) == 0 &&
+			slices.Equal(s.redisLeftovers(t, name), []string{"redis {" + name + "}"})
+	})
 	require.NoError(t, holder.Err(), "the second member's holder keeps it")
 	require.NoError(t, holder.Release(ctx))
 	s.noLeftovers(t, name)
