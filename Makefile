@@ -60,8 +60,8 @@ bench: deps
 	$(BENCH) -bench 'Contended' -benchtime 1000x ./mutex/
 	$(BENCH) -bench 'Herd' -benchtime 1000x ./exclusive/
 	$(BENCH) -bench 'Readers' -benchtime 4000x ./rwlock/
-	$(BENCH) -bench 'Failover|Margin' -benchtime 8x ./recipes/leader/
-	$(BENCH) -bench 'Semaphore' -benchtime 8x ./recipes/semaphore/
+	$(BENCH) -bench 'Failover|Margin' -benchtime 8x ./leader/
+	$(BENCH) -bench 'Semaphore' -benchtime 8x ./semaphore/
 	cd integration && for b in CompatUncontended:100x CompatContended:10x CompatRedlockUncontended:100x \
 		CompatRedlockContended:10x CompatLossSignal:5x CompatPair:2x; do \
 		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./compatbench/ || exit 1; done

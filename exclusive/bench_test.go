@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/exclusive"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )

@@ -3,7 +3,7 @@
 // Docker path (testcontainers-go), which starts a zookeeper:3.8 container
 // when no ZooKeeper is installed locally, and the programs and tests that
 // use it. Importing it (for its side effect) makes the core harness,
-// internal/harness, fall back to a container.
+// internal/testkit/harness, fall back to a container.
 package integration
 
 import (
@@ -23,7 +23,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
 func init() { harness.ZKSource = launchContainerZK }

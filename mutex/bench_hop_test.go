@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 	"github.com/zkrecipes/zkrecipes/mutex"
 )
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/curator"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 )
 
 // The side-by-side comparison docs/benchmarks.md quotes: the floor,

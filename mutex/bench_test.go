@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/internal/engine"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )

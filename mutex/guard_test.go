@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // A lease's GuardedMulti applies its ops only while the lock node exists,

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/internal/curator"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Revocation across languages, Curator's protocol: the revoke message

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Revocation, Curator's protocol: a waiter writes the revoke message into

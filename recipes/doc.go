@@ -4,10 +4,10 @@
 // library, so that a lock on Redis or Memcached satisfies it without linking
 // ZooKeeper. The locks themselves are in mutex, rwlock and exclusive
 // (ZooKeeper), and compat (Redis, Memcached); recipes/locktest is the
-// contract suite every one of them runs, and recipes/znode has what only
+// contract suite every one of them runs, and znode has what only
 // ZooKeeper-backed leases add (the lock node, a guarded write, revocation,
-// the queue). The higher recipes live beside them: recipes/leader (leader
-// election), recipes/semaphore (semaphores, a shared count, the semaphore
+// the queue). The higher recipes live beside them: leader (leader
+// election), semaphore (semaphores, a shared count, the semaphore
 // mutex) and recipes/multilock (all of several locks, any backends mixed).
 //
 // # The contract

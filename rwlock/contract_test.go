@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // contractRoot is the parent of the contract suite's locks.

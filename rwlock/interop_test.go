@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/internal/curator"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 

@@ -76,7 +76,7 @@
 //
 // Fencing backed by ZooKeeper: a Multi that starts with a CheckOp of a lock
 // node applies its other operations only while that node exists (the lock
-// leases of recipes/znode do it for their own node, with GuardedMulti), and
+// leases of znode do it for their own node, with GuardedMulti), and
 // FencedResource refuses writes that carry a fencing token lower than one
 // it has already seen.
 package session

@@ -24,11 +24,11 @@
 //	--exclusive  the herd-style exclusive lock (package exclusive): one ephemeral
 //	             node PATH/lock; waiters watch PATH's children and race for the
 //	             node when it goes (no queue, not fair, not compatible with Curator)
-//	--leader     leadership of the election at PATH (package recipes/leader:
+//	--leader     leadership of the election at PATH (package leader:
 //	             Curator's LeaderLatch): COMMAND runs only while leading; --data
 //	             is the participant id others see
 //	--semaphore N  one of N leases of the semaphore at PATH (package
-//	             recipes/semaphore: Curator's InterProcessSemaphoreV2)
+//	             semaphore: Curator's InterProcessSemaphoreV2)
 //
 // Every process locking one PATH must take the same kind of lock (--read and
 // --write together make one lock): the exclusive lock's node and the queued

@@ -18,8 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/mutex"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // waitLimit bounds every wait in these tests; nothing asserts on durations.

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/exclusive"
+	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/leader"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 

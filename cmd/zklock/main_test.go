@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"go.uber.org/goleak"
 )
 

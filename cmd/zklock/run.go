@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Bounds of zklock's own ZooKeeper calls after the wait.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 

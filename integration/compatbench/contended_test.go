@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 )
 
 // workload is what a client does between acquisitions.

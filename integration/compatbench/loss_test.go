@@ -14,8 +14,8 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 )
 
 // The loss signal: a holder whose connection goes through a proxy that is

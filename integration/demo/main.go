@@ -1,6 +1,6 @@
 // Command demo shows zklock at work: it starts a local ZooKeeper (from
 // Debian's zookeeper package, or a container when a Docker daemon answers
-// and none is installed: see internal/harness), builds cmd/zklock,
+// and none is installed: see internal/testkit/harness), builds cmd/zklock,
 // and runs four zklock processes on one lock path, each running a short
 // shell command. With -v each reports when it waits, acquires (with its
 // fencing token) and releases; their lines are prefixed with the worker's
@@ -22,7 +22,7 @@ import (
 	"time"
 
 	_ "github.com/zkrecipes/zkrecipes/integration" // a ZooKeeper container when none is installed
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // lease is one Lease on a holding: the generic lease (Context, Token,

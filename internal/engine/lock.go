@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // CheckPath refuses a nil client and a path that cannot be a lock path.

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Participants lists the nodes under path in queue order, as Curator's

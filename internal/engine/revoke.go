@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // revocation tells a revocable holding that someone asked for its lock.

@@ -3,7 +3,7 @@ package multilock_test
 import (
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 )
 
 // TestMain stops the shared ZooKeeper and checks for leaked goroutines.

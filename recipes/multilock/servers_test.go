@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/multilock"
@@ -20,7 +20,7 @@ import (
 )
 
 // Integration tests: MultiLocks of a ZooKeeper mutex, a Redis lock and a
-// memcached lock, on real servers (internal/harness; required when
+// memcached lock, on real servers (internal/testkit/harness; required when
 // ZKR_REQUIRE_INTEGRATION=1).
 
 const (

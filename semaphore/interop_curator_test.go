@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/internal/curator"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/semaphore"
-	"github.com/zkrecipes/zkrecipes/recipes/znode"
+	"github.com/zkrecipes/zkrecipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Interoperability with Curator's InterProcessSemaphoreV2 and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
 // Bounds of the waits on an agent.

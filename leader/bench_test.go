@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/curator"
-	"github.com/zkrecipes/zkrecipes/internal/harness"
-	"github.com/zkrecipes/zkrecipes/internal/lockbench"
-	"github.com/zkrecipes/zkrecipes/internal/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/leader"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 

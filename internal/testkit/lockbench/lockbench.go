@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
