@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Locker is a lock on one named resource.
@@ -93,3 +94,11 @@ func CheckContext(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DriftMargin is what a lock keeps back from the moment its server may
+// let the lock go (a session expired, a TTL lapsed): 1% of that time t for
+// the difference between the client's and the server's clock rates, plus
+// 10ms for the client's own timer and scheduling delays. Every backend
+// ends a lease that much before the earliest moment anyone else could be
+// granted its lock.
+func DriftMargin(t time.Duration) time.Duration { return t/100 + 10*time.Millisecond }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -32,4 +33,9 @@ func TestNotAcquired(t *testing.T) {
 
 func TestWithLockBadInput(t *testing.T) {
 	assert.ErrorIs(t, WithLock(context.Background(), nil, func(context.Context) error { return nil }), ErrInvalidArgument)
+}
+
+func TestDriftMargin(t *testing.T) {
+	assert.Equal(t, 70*time.Millisecond, DriftMargin(6*time.Second))
+	assert.Equal(t, 110*time.Millisecond, DriftMargin(10*time.Second))
 }

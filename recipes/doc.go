@@ -1,14 +1,16 @@
-// Package recipes holds what every lock in zkrecipes has in common, on every
-// backend: the Locker and Lease contract, its sentinel errors, WithLock and
-// the helpers that implementations share. It imports only the standard
-// library, so that a lock on Redis or Memcached satisfies it without linking
-// ZooKeeper. The locks themselves are in mutex, rwlock and exclusive
-// (ZooKeeper), and compat (Redis, Memcached); recipes/locktest is the
-// contract suite every one of them runs, and znode has what only
-// ZooKeeper-backed leases add (the lock node, a guarded write, revocation,
-// the queue). The higher recipes live beside them: leader (leader
-// election), semaphore (semaphores, a shared count, the semaphore
-// mutex) and recipes/multilock (all of several locks, any backends mixed).
+// Package recipes is the contract every lock in zkrecipes keeps, on every
+// backend: the Locker and Lease interfaces, their sentinel errors, WithLock,
+// and the few helpers an implementation of the contract needs (CheckContext,
+// NotAcquired, DriftMargin). It imports only the standard library, so that a
+// lock on Redis or memcached satisfies it without linking ZooKeeper. Beside
+// it, also backend-neutral: recipes/locktest, the contract suite every lock
+// runs, and recipes/multilock (all of several locks, any backends mixed).
+//
+// The locks themselves live elsewhere: mutex, rwlock and exclusive
+// (ZooKeeper, with znode for what only ZooKeeper-backed leases add: the
+// lock node, a guarded write, revocation, the queue), leader (leader
+// election) and semaphore (semaphores, a shared count, the semaphore
+// mutex), and compat (Redis, Redlock, memcached).
 //
 // # The contract
 //
@@ -33,3 +35,23 @@
 //
 // The package recipes/locktest runs the same scenarios against any Locker.
 package recipes
+
+// # A backend of your own
+//
+// A lock outside this module implements Locker and Lease itself; nothing
+// else is required of it, and MultiLock and WithLock take it as they take
+// the module's own. To keep the contract as the module's locks do:
+//
+//   - Begin Acquire and TryAcquire with CheckContext, and when ctx ends
+//     while waiting return NotAcquired(ctx), after removing whatever the
+//     attempt left on the server; TryAcquire fails with an error that is
+//     ErrLocked when someone else holds the lock.
+//   - End the lease's Context, with a cause that is ErrLockLost, before the
+//     server may let the lock go: a TTL lock counts its TTL from the send
+//     time of the request that set it, less DriftMargin(ttl).
+//   - Re-entry, if the lock is reentrant, goes through the lease's context:
+//     store the holding under a key of the Locker (a context value), and
+//     give a second lease of it to an Acquire whose ctx carries it; a lock
+//     that is not reentrant fails such an Acquire with ErrNotReentrant.
+//   - Return ok = false from Token when the backend has no fencing token.
+//   - Run recipes/locktest's Run on it, against the real server.

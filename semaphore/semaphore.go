@@ -147,7 +147,7 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if recipes.HeldBy(ctx, m.s.s.Owner) != nil {
+	if engine.Holds(ctx, m.s.s.Owner) {
 		return nil, fmt.Errorf("semaphore: %w: %s", recipes.ErrNotReentrant, m.s.path)
 	}
 	return m.s.s.Acquire(ctx, 1, try)

@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	holdertest.RunIfChild(holderLock, func(l recipes.Locker, le recipes.Lease) time.Time { // a child process of TestPausedHolder
-		return ttl.Deadline(recipes.HeldBy(le.Context(), l))
+		return ttl.Deadline(le.Context(), l)
 	})
 	goleak.VerifyTestMain(m)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -227,7 +228,7 @@ func unstamp(n int64) time.Time { return epoch.Add(time.Duration(n)) }
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
 // hold turns an acquisition sent at sent into a lease.
-func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*recipes.HeldLease, error) {
+func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*hold.Lease, error) {
 	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id})
 }
 

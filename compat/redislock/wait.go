@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -24,7 +25,7 @@ type waiting struct {
 
 // run tries to take the lock until it holds it or gives up; every way out
 // but success leaves nothing of the waiter in Redis.
-func (w waiting) run(ctx context.Context) (*recipes.HeldLease, error) {
+func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 	l := w.l
 	// The watch is registered before the first attempt can queue us: a
 	// grant may reach this client's subscription before the attempt's own

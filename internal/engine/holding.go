@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // holding is the node (or, for a semaphore's n leases, the nodes) that
-// holds a lock: the ZooKeeper side of a recipes.Holding, which keeps the
+// holds a lock: the ZooKeeper side of a hold.Holding, which keeps the
 // leases that re-entered it. The holding ends, with a cause that is
 // ErrLockLost, when the session value it was taken under ends; the last
 // Release deletes the nodes.
 type holding struct {
-	rh    recipes.Holding
+	rh    hold.Holding[*holding]
 	conn  Conn
 	node  string   // client path of the lock node (the first, for a semaphore)
 	more  []string // a semaphore's other lease nodes
@@ -41,7 +42,7 @@ func newHolding(base context.Context, c Conn, owner any, node string, token int6
 	sess Session, shared bool, more ...string) *lease {
 	h := &holding{conn: c, node: node, more: more, token: token, sess: sess, shared: shared}
 	first := &lease{h: h}
-	h.rh.Start(&first.HeldLease, base, owner, token, true, h)
+	h.rh.Start(&first.Lease, base, owner, token, true, h)
 	if !sess.Watch(h) {
 		go h.SessionEnded(sess.Err())
 	}
@@ -55,15 +56,20 @@ func (h *holding) SessionEnded(cause error) {
 
 // heldBy returns the live holding of owner that ctx carries, or nil.
 func heldBy(ctx context.Context, owner any) *holding {
-	if rh := recipes.HeldBy(ctx, owner); rh != nil {
-		return rh.Impl().(*holding)
+	if rh := hold.HeldBy[*holding](ctx, owner); rh != nil {
+		return rh.Impl()
 	}
 	return nil
 }
 
+// Holds reports whether ctx carries a live holding of owner's lock (ctx
+// comes from one of its leases): for a recipe that is not reentrant, and
+// refuses to wait for itself.
+func Holds(ctx context.Context, owner any) bool { return heldBy(ctx, owner) != nil }
+
 // reenter adds a lease to a live holding; nil when it has ended.
 func (h *holding) reenter() *lease {
-	if le := (&lease{h: h}); h.rh.ReenterInto(&le.HeldLease) {
+	if le := (&lease{h: h}); h.rh.ReenterInto(&le.Lease) {
 		return le
 	}
 	return nil
@@ -87,7 +93,7 @@ func (h *holding) Free(ctx context.Context) error {
 	}
 	if err != nil {
 		inBackground(h.conn, h.node, h.removeQuietly, nil)
-		return fmt.Errorf("engine: release %s: delete will be retried in the background: %w", h.node, err)
+		return fmt.Errorf("release %s: its delete will be retried in the background: %w", h.node, err)
 	}
 	return nil
 }

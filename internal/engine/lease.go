@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
@@ -14,7 +15,7 @@ import (
 // lease is one Lease on a holding: the generic lease (Context, Token,
 // Release, ...) with what a ZooKeeper lease adds.
 type lease struct {
-	recipes.HeldLease
+	hold.Lease
 	h *holding
 }
 

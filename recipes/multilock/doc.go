@@ -73,7 +73,7 @@
 //
 // A MultiLock is reentrant, whatever its members are, and re-entry follows
 // the call chain through the lease's context, as for the reentrant locks of
-// zkrecipes (recipes.Holding). Acquire (or TryAcquire) with a context from a live lease of the
+// zkrecipes. Acquire (or TryAcquire) with a context from a live lease of the
 // same MultiLock re-enters it at once, with no call to any member, and
 // needs its own Release; the members are released at the last one.
 //

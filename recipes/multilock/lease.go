@@ -8,17 +8,18 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // holding is one holding of a MultiLock: the members' leases, and the
-// recipes.Holding that counts the leases that re-entered it. It ends, with
+// hold.Holding that counts the leases that re-entered it. It ends, with
 // the member's cause, when any member's lease ends; the members are
 // released once, at the last Release or at once when one is lost.
 type holding struct {
 	m      *MultiLock
 	leases []recipes.Lease // the members', in the order of m.lockers
-	rh     *recipes.Holding
+	rh     *hold.Holding[*holding]
 
 	mu      sync.Mutex
 	watches []func() bool // stop watching the members' leases
@@ -33,8 +34,8 @@ type holding struct {
 // member's holding (withValues), not ctx's cancellation.
 func (m *MultiLock) hold(ctx context.Context, taken []recipes.Lease) *Lease {
 	h := &holding{m: m, leases: taken, done: make(chan struct{})}
-	var first *recipes.HeldLease
-	h.rh, first = recipes.NewHolding(&withValues{Context: ctx, values: valuesOf(taken)}, m, 0, false, h)
+	var first *hold.Lease
+	h.rh, first = hold.New(&withValues{Context: ctx, values: valuesOf(taken)}, m, 0, false, h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, lease := range taken {
@@ -60,7 +61,7 @@ func (h *holding) lost(i int) {
 	_ = h.releaseMembers(ctx)
 }
 
-// free is the recipes.Holding's: the last Release of a holding that was
+// Free is the hold.Holding's: the last Release of a holding that was
 // not lost releases the members.
 func (h *holding) Free(ctx context.Context) error { return h.releaseMembers(ctx) }
 
@@ -100,7 +101,7 @@ func (h *holding) wait(ctx context.Context) error {
 // recipes.Lease; see the package doc. A Lease may be released from any
 // goroutine.
 type Lease struct {
-	held *recipes.HeldLease
+	held *hold.Lease
 	h    *holding
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -14,7 +15,7 @@ import (
 // starts no goroutines.
 type memServer struct {
 	mu         sync.Mutex
-	held       map[string]*recipes.Holding
+	held       map[string]*hold.Holding[hold.FreeFunc]
 	waiting    map[string]int
 	freed      chan struct{} // closed and replaced whenever a lock is freed
 	tokens     int64
@@ -25,7 +26,7 @@ type memServer struct {
 
 func newMemServer() *memServer {
 	return &memServer{
-		held: map[string]*recipes.Holding{}, waiting: map[string]int{}, freed: make(chan struct{}),
+		held: map[string]*hold.Holding[hold.FreeFunc]{}, waiting: map[string]int{}, freed: make(chan struct{}),
 		acquireErr: map[string]error{}, releaseErr: map[string]error{},
 	}
 }
@@ -50,7 +51,7 @@ func (l *memLocker) take(ctx context.Context, wait bool) (recipes.Lease, error) 
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if h := recipes.HeldBy(ctx, l); h != nil {
+	if h := hold.HeldBy[hold.FreeFunc](ctx, l); h != nil {
 		if l.nonReentrant {
 			return nil, fmt.Errorf("%w: mem %s", recipes.ErrNotReentrant, l.name)
 		}
@@ -67,8 +68,8 @@ func (l *memLocker) take(ctx context.Context, wait bool) (recipes.Lease, error) 
 		}
 		if s.held[l.name] == nil {
 			s.tokens++
-			var rh *recipes.Holding
-			rh, first := recipes.NewHolding(ctx, l, s.tokens, true, recipes.FreeFunc(func(context.Context) error {
+			var rh *hold.Holding[hold.FreeFunc]
+			rh, first := hold.New(ctx, l, s.tokens, true, hold.FreeFunc(func(context.Context) error {
 				return s.free(l.name, rh)
 			}))
 			s.held[l.name] = rh
@@ -97,7 +98,7 @@ func (l *memLocker) take(ctx context.Context, wait bool) (recipes.Lease, error) 
 }
 
 // free frees name if rh holds it. s.mu is not held.
-func (s *memServer) free(name string, rh *recipes.Holding) error {
+func (s *memServer) free(name string, rh *hold.Holding[hold.FreeFunc]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held[name] != rh {

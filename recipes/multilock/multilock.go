@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -125,8 +126,8 @@ func (m *MultiLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 // its own lease's token. Do not release them: Release the MultiLock's
 // lease.
 func (m *MultiLock) HeldLeases(ctx context.Context) []recipes.Lease {
-	if h := recipes.HeldBy(ctx, m); h != nil {
-		return h.Impl().(*holding).Leases()
+	if h := hold.HeldBy[*holding](ctx, m); h != nil {
+		return h.Impl().Leases()
 	}
 	return nil
 }
@@ -135,9 +136,9 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if h := recipes.HeldBy(ctx, m); h != nil {
+	if h := hold.HeldBy[*holding](ctx, m); h != nil {
 		if hl := h.Reenter(); hl != nil {
-			return &Lease{held: hl, h: h.Impl().(*holding)}, nil
+			return &Lease{held: hl, h: h.Impl()}, nil
 		}
 	}
 	// actx ends with ctx, or when the lease of a member already taken ends

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -101,11 +102,11 @@ func NewTerms(ttl, valid time.Duration, what string) Terms {
 // Begin does what every Acquire of a TTL lock does first: it checks ctx,
 // and re-enters the live holding of owner that ctx carries. A nil lease
 // and a nil error: acquire anew.
-func Begin(ctx context.Context, owner any) (*recipes.HeldLease, error) {
+func Begin(ctx context.Context, owner any) (*hold.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if h := recipes.HeldBy(ctx, owner); h != nil {
+	if h := hold.HeldBy[*watchdog](ctx, owner); h != nil {
 		return h.Reenter(), nil // nil once the holding has just ended
 	}
 	return nil, nil
@@ -115,7 +116,7 @@ func Begin(ctx context.Context, owner any) (*recipes.HeldLease, error) {
 // has no goroutine of its own: the clock wakes it at its deadline or when
 // a renewal is due, and a renewal runs in a goroutine of its own.
 type watchdog struct {
-	rh    *recipes.Holding
+	rh    *hold.Holding[*watchdog]
 	srv   Server
 	terms Terms
 	base  context.Context // supplies the values of the renewals' contexts
@@ -140,7 +141,7 @@ type watchdog struct {
 // that is recipes.ErrNotAcquired, the lock freed) when its deadline has
 // already passed.
 func Hold(base context.Context, owner any, token int64, hasToken bool, sent time.Time,
-	terms Terms, srv Server) (*recipes.HeldLease, error) {
+	terms Terms, srv Server) (*hold.Lease, error) {
 	deadline := sent.Add(terms.Valid)
 	if !time.Now().Before(deadline) {
 		go freeInBackground(base, srv, sent.Add(terms.TTL))
@@ -148,7 +149,7 @@ func Hold(base context.Context, owner any, token int64, hasToken bool, sent time
 			recipes.ErrNotAcquired, terms.What)
 	}
 	w := &watchdog{srv: srv, terms: terms, base: base, deadline: deadline, renewAt: sent.Add(terms.Every), index: -1}
-	rh, first := recipes.NewHolding(base, owner, token, hasToken, w)
+	rh, first := hold.New(base, owner, token, hasToken, w)
 	w.rh = rh
 	w.mu.Lock()
 	w.schedule()
@@ -156,9 +157,14 @@ func Hold(base context.Context, owner any, token int64, hasToken bool, sent time
 	return first, nil
 }
 
-// Deadline is when the holding stops being trusted unless renewed.
-func Deadline(h *recipes.Holding) time.Time {
-	w := h.Impl().(*watchdog)
+// Deadline is when the live holding of owner that ctx carries (a lease's
+// context) stops being trusted unless renewed; zero when ctx carries none.
+func Deadline(ctx context.Context, owner any) time.Time {
+	h := hold.HeldBy[*watchdog](ctx, owner)
+	if h == nil {
+		return time.Time{}
+	}
+	w := h.Impl()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.deadline

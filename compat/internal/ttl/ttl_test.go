@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"go.uber.org/goleak"
 )
@@ -56,14 +57,14 @@ func (f *fakeServer) Free(ctx context.Context) error {
 
 type owner struct{ _ int }
 
-func hold(t *testing.T, f *fakeServer, valid, every time.Duration) *recipes.HeldLease {
+func holdLease(t *testing.T, f *fakeServer, valid, every time.Duration) *hold.Lease {
 	t.Helper()
 	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{TTL: valid + 200*time.Millisecond, Valid: valid, Every: every, What: "test lock"}, f)
 	require.NoError(t, err)
 	return le
 }
 
-func waitEnded(t *testing.T, le *recipes.HeldLease) {
+func waitEnded(t *testing.T, le *hold.Lease) {
 	t.Helper()
 	select {
 	case <-le.Done():
@@ -82,7 +83,7 @@ func TestRenewalsKeepItAlive(t *testing.T) {
 	f := &fakeServer{}
 	// A deadline of 400ms renewed every 40ms, watched for 2.5 deadlines:
 	// roomy enough for a loaded machine's scheduling delays.
-	le := hold(t, f, 400*time.Millisecond, 40*time.Millisecond)
+	le := holdLease(t, f, 400*time.Millisecond, 40*time.Millisecond)
 	time.Sleep(time.Second)
 	assert.NoError(t, le.Err(), "renewed all along")
 	assert.GreaterOrEqual(t, f.renews.Load(), int32(5))
@@ -98,7 +99,7 @@ func TestRenewalsKeepItAlive(t *testing.T) {
 func TestDeadlinePassesUnrenewed(t *testing.T) {
 	f := &fakeServer{block: make(chan struct{})}
 	start := time.Now()
-	le := hold(t, f, 200*time.Millisecond, 50*time.Millisecond)
+	le := holdLease(t, f, 200*time.Millisecond, 50*time.Millisecond)
 	waitEnded(t, le)
 	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "not before its deadline")
 	assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
@@ -111,7 +112,7 @@ func TestDeadlinePassesUnrenewed(t *testing.T) {
 func TestRenewalFailures(t *testing.T) {
 	for _, err := range []error{ErrNotOurs, errors.New("connection reset")} {
 		f := &fakeServer{renew: err}
-		le := hold(t, f, time.Hour, 10*time.Millisecond)
+		le := holdLease(t, f, time.Hour, 10*time.Millisecond)
 		waitEnded(t, le)
 		assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
 		assert.ErrorIs(t, context.Cause(le.Context()), err)
@@ -132,7 +133,7 @@ func TestTakenTooLate(t *testing.T) {
 // Release reports a lock that was no longer ours on the server as lost.
 func TestReleaseNotOurs(t *testing.T) {
 	f := &fakeServer{freeErr: ErrNotOurs}
-	le := hold(t, f, time.Hour, time.Hour)
+	le := holdLease(t, f, time.Hour, time.Hour)
 	assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
 }
 
@@ -140,7 +141,7 @@ func TestReleaseNotOurs(t *testing.T) {
 // renewal runs after Release, and the lock is freed once.
 func TestReleaseDuringARenewal(t *testing.T) {
 	f := &fakeServer{block: make(chan struct{})}
-	le := hold(t, f, time.Hour, 10*time.Millisecond)
+	le := holdLease(t, f, time.Hour, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return f.renews.Load() == 1 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, le.Release(context.Background()))
 	assert.Equal(t, int32(1), f.frees.Load())
@@ -153,9 +154,9 @@ func TestReleaseDuringARenewal(t *testing.T) {
 func TestNoGoroutinePerLease(t *testing.T) {
 	f := &fakeServer{}
 	before := runtime.NumGoroutine()
-	leases := make([]*recipes.HeldLease, 100)
+	leases := make([]*hold.Lease, 100)
 	for i := range leases {
-		leases[i] = hold(t, f, time.Hour, time.Hour)
+		leases[i] = holdLease(t, f, time.Hour, time.Hour)
 	}
 	assert.Less(t, runtime.NumGoroutine()-before, 10)
 	for _, le := range leases {
@@ -172,7 +173,7 @@ func TestDeadlinesInOrder(t *testing.T) {
 	ended := make([]time.Duration, len(valids))
 	var wg sync.WaitGroup
 	for i, valid := range valids {
-		le := hold(t, &fakeServer{block: make(chan struct{})}, valid, time.Hour)
+		le := holdLease(t, &fakeServer{block: make(chan struct{})}, valid, time.Hour)
 		wg.Go(func() {
 			select {
 			case <-le.Done():
