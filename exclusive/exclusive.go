@@ -71,11 +71,14 @@ func New(c *session.Client, path string, opts ...Option) (*Lock, error) {
 		}
 		opt(&o)
 	}
-	return &Lock{&engine.Herd{Conn: engine.Client(c), Path: path, Name: NodeName, Data: o.data}}, nil
+	return &Lock{&engine.Herd{Conn: engine.Client(c), What: "exclusive " + path, Path: path, Name: NodeName, Data: o.data}}, nil
 }
 
 // Path is the lock path.
 func (l *Lock) Path() string { return l.h.Path }
+
+// String names the lock in messages, as its errors do: "exclusive /locks/orders".
+func (l *Lock) String() string { return l.h.What }
 
 // Acquire waits until this process creates the lock node, ctx ends (an
 // error that is recipes.ErrNotAcquired and ctx's error; nothing is left on

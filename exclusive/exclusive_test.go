@@ -141,3 +141,27 @@ func TestGuardedMultiRefused(t *testing.T) {
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	require.NoError(t, lease.Release(ctx))
 }
+
+func TestBadInput(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	for _, tc := range []struct {
+		why  string
+		c    *session.Client
+		path string
+		opts []exclusive.Option
+	}{
+		{"nil client", nil, "/x", nil},
+		{"empty path", c, "", nil},
+		{"relative path", c, "rel", nil},
+		{"the root", c, "/", nil},
+		{"trailing slash", c, "/a/", nil},
+		{"nil Option", c, "/x", []exclusive.Option{nil}},
+	} {
+		_, err := exclusive.New(tc.c, tc.path, tc.opts...)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.why)
+	}
+}
+
+func TestString(t *testing.T) {
+	assert.Equal(t, "exclusive /locks/x", newLock(t, connect(t, sharedServers(t)), "/locks/x").String())
+}

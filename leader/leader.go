@@ -92,7 +92,7 @@ func newElection(c *session.Client, path, id, name string) (*Election, error) {
 	driver := engine.LeaseDriver{Leases: 1, Kind: name}
 	return &Election{
 		c: c, path: path, id: id, name: name,
-		lock: engine.NewLock(engine.Client(c), path, name, []string{name}, driver, []byte(id)),
+		lock: engine.NewLock(engine.Client(c), "leader "+path, path, name, []string{name}, driver, []byte(id)),
 	}, nil
 }
 
@@ -101,6 +101,10 @@ func (e *Election) ID() string { return e.id }
 
 // Path is the election's path.
 func (e *Election) Path() string { return e.path }
+
+// String names the election in messages, as its errors do:
+// "leader /election/orders".
+func (e *Election) String() string { return e.lock.String() }
 
 // Leadership is this participant leading, from Campaign until Resign or
 // until leadership can no longer be trusted.
@@ -125,7 +129,8 @@ func (l *Leadership) Token() int64 {
 	return token
 }
 
-// Node is the leader's node.
+// Node is the path of the leader's node (without the client's namespace),
+// as znode.Lease's Node.
 func (l *Leadership) Node() string { return l.lease.Node() }
 
 // Lease is the leadership as a lock lease (for GuardedMulti, or code that

@@ -259,12 +259,28 @@ func TestObserveEndsWithTheClient(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	_, err := leader.NewLatch(nil, "/x", "id")
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	c := connect(t, sharedServers(t))
-	_, err = leader.NewSelector(c, "x", "id")
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	e := newLatch(t, c, "/election-bad", "id")
-	assert.ErrorIs(t, e.Run(ctxT(t), nil), recipes.ErrInvalidArgument)
-	assert.ErrorIs(t, e.Lead(ctxT(t), nil), recipes.ErrInvalidArgument)
+	for _, tc := range []struct {
+		why string
+		err func() error
+	}{
+		{"latch: nil client", func() error { _, err := leader.NewLatch(nil, "/x", "id"); return err }},
+		{"latch: relative path", func() error { _, err := leader.NewLatch(c, "x", "id"); return err }},
+		{"latch: the root", func() error { _, err := leader.NewLatch(c, "/", "id"); return err }},
+		{"selector: nil client", func() error { _, err := leader.NewSelector(nil, "/x", "id"); return err }},
+		{"selector: relative path", func() error { _, err := leader.NewSelector(c, "x", "id"); return err }},
+		{"Run: nil function", func() error { return e.Run(ctxT(t), nil) }},
+		{"Lead: nil function", func() error { return e.Lead(ctxT(t), nil) }},
+	} {
+		assert.ErrorIs(t, tc.err(), recipes.ErrInvalidArgument, tc.why)
+	}
+}
+
+func TestString(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	assert.Equal(t, "leader /election/orders", newLatch(t, c, "/election/orders", "id").String())
+	s, err := leader.NewSelector(c, "/election/orders", "id")
+	require.NoError(t, err)
+	assert.Equal(t, "leader /election/orders", s.String())
 }

@@ -14,7 +14,7 @@ import (
 // (no Node) means there is no leader.
 type Leader struct {
 	ID        string // the leader's participant id (its node's data)
-	Node      string // the leader's node
+	Node      string // the path of the leader's node (without the client's namespace), as znode.Revoke takes it
 	SessionID int64  // the session that owns it
 }
 

@@ -50,8 +50,8 @@ func TestInteropCuratorHoldsGoWaits(t *testing.T) {
 
 	res := interopAcquireAsync(ctxT(t), m)
 	ps := interopWaitQueue(t, m, 2) // our node queued behind Curator's
-	require.Equal(t, javaNode, ps[0].Node)
-	goNode := ps[1].Node
+	require.Equal(t, javaNode, ps[0].Name)
+	goNode := ps[1].Name
 	interopRequireQueue(t, ps, []string{javaNode, goNode}, []int64{a.Session(), ps[1].SessionID})
 	require.NotEqual(t, a.Session(), ps[1].SessionID)
 	// Curator orders the mixed queue as we do.
@@ -91,7 +91,7 @@ func TestInteropGoHoldsCuratorWaits(t *testing.T) {
 
 	a.Send(t, "acquire")
 	ps := interopWaitQueue(t, m, 2)
-	javaNode := ps[1].Node
+	javaNode := ps[1].Name
 	interopRequireQueue(t, ps, []string{goNode, javaNode}, []int64{interopLeaseSession(t, lease), a.Session()})
 	a.ExpectNoReply(t, zktest.StillWaiting)
 
@@ -142,7 +142,7 @@ func TestInteropSessionEnd(t *testing.T) {
 	res.Waiting(t, "Go waiter behind Curator")
 	a.Kill() // Curator's session, and its node, stay until the session expires
 	lease := res.Acquired(t, "Go waiter after Curator's session expired")
-	require.Equal(t, ps[1].Node, interopLeaseNode(t, lease))
+	require.Equal(t, ps[1].Name, interopLeaseNode(t, lease))
 	require.NoError(t, lease.Release(ctxT(t)))
 	interopWaitQueue(t, w, 0)
 }

@@ -25,12 +25,12 @@ func TestInteropFIFOQueue(t *testing.T) {
 
 	a.Send(t, "acquire")
 	ps := interopWaitQueue(t, h, 2)
-	javaNode := ps[1].Node
+	javaNode := ps[1].Name
 	require.Equal(t, a.Session(), ps[1].SessionID)
 
 	res := interopAcquireAsync(ctxT(t), w2)
 	ps = interopWaitQueue(t, h, 3)
-	w2Node := ps[2].Node
+	w2Node := ps[2].Name
 	w2Session := ps[2].SessionID
 	interopRequireQueue(t, ps, []string{hNode, javaNode, w2Node},
 		[]int64{interopLeaseSession(t, hLease), a.Session(), w2Session})
@@ -73,7 +73,7 @@ func TestInteropNodeNames(t *testing.T) {
 	interopWaitQueue(t, w1, 2)
 	res2 := interopAcquireAsync(ctxT(t), w2)
 	ps := interopWaitQueue(t, w1, 3)
-	names := []string{ps[0].Node, ps[1].Node, ps[2].Node}
+	names := []string{ps[0].Name, ps[1].Name, ps[2].Name}
 	require.Equal(t, javaNode, names[0])
 	for _, n := range names {
 		require.Regexp(t, interopNodeName, n)

@@ -35,7 +35,7 @@ func TestInteropRevokeCuratorHolder(t *testing.T) {
 	require.NoError(t, err)
 	res := interopAcquireAsync(ctx, w)
 	ps := interopWaitQueue(t, w, 2)
-	require.Equal(t, javaNode, ps[0].Node)
+	require.Equal(t, javaNode, ps[0].Name)
 	a.DoExpect(t, "await-revoked 0", "not-revoked")
 
 	require.NoError(t, znode.Revoke(ctx, c, lockPath+"/"+javaNode))
@@ -46,7 +46,7 @@ func TestInteropRevokeCuratorHolder(t *testing.T) {
 	res.Waiting(t, "Go waiter before Curator's release")
 	a.DoExpect(t, "release", "released")
 	lease := res.Acquired(t, "Go waiter after the revoked Curator holder released")
-	require.Equal(t, ps[1].Node, interopLeaseNode(t, lease))
+	require.Equal(t, ps[1].Name, interopLeaseNode(t, lease))
 	require.NoError(t, lease.Release(ctx))
 	interopWaitQueue(t, w, 0)
 }

@@ -69,7 +69,7 @@ func interopWaitQueue(t *testing.T, m *mutex.Mutex, n int) []znode.Participant {
 func interopDescribe(ps []znode.Participant) string {
 	s := ""
 	for i, p := range ps {
-		s += fmt.Sprintf("\n  %d: %s session=0x%x holder=%v", i, p.Node, p.SessionID, p.Holder)
+		s += fmt.Sprintf("\n  %d: %s session=0x%x holder=%v", i, p.Name, p.SessionID, p.Holder)
 	}
 	return s
 }
@@ -80,8 +80,8 @@ func interopRequireQueue(t *testing.T, ps []znode.Participant, nodes []string, s
 	t.Helper()
 	require.Len(t, ps, len(nodes), interopDescribe(ps))
 	for i, p := range ps {
-		require.Regexp(t, interopNodeName, p.Node, "participant %d", i)
-		require.Equal(t, nodes[i], p.Node, "participant %d:%s", i, interopDescribe(ps))
+		require.Regexp(t, interopNodeName, p.Name, "participant %d", i)
+		require.Equal(t, nodes[i], p.Name, "participant %d:%s", i, interopDescribe(ps))
 		require.Equal(t, sessions[i], p.SessionID, "owner of participant %d:%s", i, interopDescribe(ps))
 		require.Equal(t, i == 0, p.Holder, "holder flag of participant %d:%s", i, interopDescribe(ps))
 		require.Equal(t, "lock-", p.Kind)

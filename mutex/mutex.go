@@ -106,7 +106,7 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 		return nil, fmt.Errorf("mutex: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)
 	}
 	driver := engine.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: o.lookahead}
-	l := engine.NewLock(engine.Client(c), path, LockName, []string{LockName}, driver, o.data)
+	l := engine.NewLock(engine.Client(c), "mutex "+path, path, LockName, []string{LockName}, driver, o.data)
 	if o.revocable {
 		l.MakeRevocable()
 	}
@@ -115,6 +115,9 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 
 // Path is the lock path.
 func (m *Mutex) Path() string { return m.l.Path() }
+
+// String names the mutex in messages, as its errors do: "mutex /locks/orders".
+func (m *Mutex) String() string { return m.l.String() }
 
 // Acquire waits until the lock is held, ctx ends (an error that is
 // recipes.ErrNotAcquired and ctx's error; nothing is left on the server) or

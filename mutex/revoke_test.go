@@ -38,7 +38,10 @@ func TestRevocation(t *testing.T) {
 	waitForNodes(t, requester, path, 2)
 	ps, err := newMutex(t, requester, path).Participants(ctx)
 	require.NoError(t, err)
-	require.NoError(t, znode.Revoke(ctx, requester, path+"/"+ps[0].Node))
+	require.Equal(t, zl.Node(), ps[0].Path, "a participant's Path is its lease's Node")
+	require.Equal(t, path+"/"+ps[0].Name, ps[0].Path)
+	assert.ErrorIs(t, znode.Revoke(ctx, requester, ps[0].Name), recipes.ErrInvalidArgument, "a name is not a path")
+	require.NoError(t, znode.Revoke(ctx, requester, ps[0].Path))
 
 	select {
 	case <-zl.Revoked():

@@ -24,6 +24,7 @@ var (
 type RWLock struct {
 	read  *ReadLock
 	write *WriteLock
+	name  string // String
 }
 
 // ReadLock is the shared half: held by any number of readers at once, never
@@ -86,9 +87,9 @@ func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
 		opt(&o)
 	}
 	conn, d := engine.Client(c), driver{writerLookahead: o.writerLookahead, readerLookahead: o.readerLookahead}
-	rw := &RWLock{}
-	rw.read = &ReadLock{q: engine.NewLock(conn, path, ReadName, kinds, d, o.data), rw: rw}
-	rw.write = &WriteLock{q: engine.NewLock(conn, path, WriteName, kinds, d, o.data), rw: rw}
+	rw := &RWLock{name: "rwlock " + path}
+	rw.read = &ReadLock{q: engine.NewLock(conn, rw.name+" (read)", path, ReadName, kinds, d, o.data), rw: rw}
+	rw.write = &WriteLock{q: engine.NewLock(conn, rw.name+" (write)", path, WriteName, kinds, d, o.data), rw: rw}
 	if o.revocable {
 		if len(o.data) > 0 {
 			return nil, fmt.Errorf("rwlock: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)
@@ -101,6 +102,18 @@ func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
 
 // Path is the lock path.
 func (l *RWLock) Path() string { return l.write.q.Path() }
+
+// String names the lock in messages: "rwlock /locks/orders". Its halves
+// add which they are: "rwlock /locks/orders (read)", "... (write)".
+func (l *RWLock) String() string { return l.name }
+
+// String names the read lock in messages, as its errors do:
+// "rwlock /locks/orders (read)".
+func (r *ReadLock) String() string { return r.q.String() }
+
+// String names the write lock in messages, as its errors do:
+// "rwlock /locks/orders (write)".
+func (w *WriteLock) String() string { return w.q.String() }
 
 // ReadLock returns the shared half.
 func (l *RWLock) ReadLock() *ReadLock { return l.read }
@@ -136,9 +149,9 @@ func (r *ReadLock) acquire(ctx context.Context, try bool) (recipes.Lease, error)
 	}
 	if !r.q.HeldBy(ctx) {
 		if node, ok := r.rw.write.q.HeldNode(ctx); ok {
-			c, ok := engine.ParseChild(session.BaseName(node), kinds...)
+			c, ok := znode.ParseChild(session.BaseName(node), kinds...)
 			if !ok {
-				return nil, fmt.Errorf("rwlock: write node %s has no sequence", node)
+				return nil, fmt.Errorf("%s: write node %s has no sequence", r, node)
 			}
 			return r.q.AcquireAt(ctx, c.Seq, node)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -219,13 +220,33 @@ func TestParticipants(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	_, err := rwlock.New(nil, "/x")
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	c := connect(t, sharedServers(t))
-	for _, p := range []string{"", "rel", "/", "/a/", "/a//b"} {
-		_, err := rwlock.New(c, p)
-		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
+	for _, tc := range []struct {
+		why  string
+		c    *session.Client
+		path string
+		opts []rwlock.Option
+	}{
+		{"nil client", nil, "/x", nil},
+		{"empty path", c, "", nil},
+		{"relative path", c, "rel", nil},
+		{"the root", c, "/", nil},
+		{"trailing slash", c, "/a/", nil},
+		{"empty segment", c, "/a//b", nil},
+		{"nil Option", c, "/x", []rwlock.Option{nil}},
+		{"revocable with data", c, "/x", []rwlock.Option{rwlock.WithRevocable(), rwlock.WithData([]byte("x"))}},
+	} {
+		_, err := rwlock.New(tc.c, tc.path, tc.opts...)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.why)
 	}
+}
+
+func TestString(t *testing.T) {
+	rw, err := rwlock.New(connect(t, sharedServers(t)), "/locks/x")
+	require.NoError(t, err)
+	assert.Equal(t, "rwlock /locks/x", rw.String())
+	assert.Equal(t, "rwlock /locks/x (read)", rw.ReadLock().String())
+	assert.Equal(t, "rwlock /locks/x (write)", rw.WriteLock().String())
 }
 
 func TestLookaheadReadersWriters(t *testing.T) {

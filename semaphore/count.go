@@ -28,7 +28,7 @@ func NewSharedCount(c *session.Client, path string, seed int) (*SharedCount, err
 		return nil, fmt.Errorf("semaphore: %w: nil session client", recipes.ErrInvalidArgument)
 	}
 	if err := session.ValidatePath(path); err != nil {
-		return nil, fmt.Errorf("semaphore: %w: %w", recipes.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("semaphore: %w", err) // session.ErrInvalidArgument, which is recipes.ErrInvalidArgument
 	}
 	if seed < math.MinInt32 || seed > math.MaxInt32 {
 		return nil, fmt.Errorf("semaphore: %w: seed %d does not fit in 32 bits", recipes.ErrInvalidArgument, seed)

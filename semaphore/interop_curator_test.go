@@ -44,7 +44,7 @@ func TestInteropSemaphoreLeases(t *testing.T) {
 	ps, err := s1.Leases(ctx)
 	require.NoError(t, err)
 	require.Len(t, ps, 1)
-	require.Equal(t, aNodes[0], ps[0].Node)
+	require.Equal(t, aNodes[0], ps[0].Name)
 	require.Equal(t, a.Session(), ps[0].SessionID)
 
 	l1, err := s1.Acquire(ctx, 1)

@@ -94,8 +94,8 @@ func interopWaitLeases(t *testing.T, s *semaphore.Semaphore, n int) []string {
 		if len(ps) == n {
 			var names []string
 			for _, p := range ps {
-				require.Regexp(t, interopLeaseName, p.Node)
-				names = append(names, p.Node)
+				require.Regexp(t, interopLeaseName, p.Name)
+				names = append(names, p.Name)
 			}
 			return names
 		}

@@ -2,8 +2,9 @@
 // InterProcessSemaphoreMutex for Go, wire-compatible, so that Go and Java
 // processes count against one limit.
 //
-// A semaphore at PATH keeps its internal mutex at PATH/locks and its
-// leases as ephemeral sequential nodes PATH/leases/_c_<uuid>-lease-<seq10>.
+// A semaphore at PATH keeps its internal mutex at PATH/locks (LocksNode)
+// and its leases as ephemeral sequential nodes
+// PATH/leases/_c_<uuid>-lease-<seq10> (LeasesNode, LeaseName).
 // A client takes the mutex, makes its lease node(s), waits (still holding
 // the mutex) until the leases are no more than the maximum, and releases
 // the mutex; releasing a lease deletes its node. The maximum is fixed (New)
@@ -36,6 +37,20 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
+)
+
+// Curator's InterProcessSemaphoreV2 names for the nodes under the
+// semaphore's path (zklock ls classifies a path by them).
+const (
+	// LocksNode is the child of the semaphore's path that is its internal
+	// mutex: a queue of mutex.LockName nodes.
+	LocksNode = "locks"
+	// LeasesNode is the child of the semaphore's path under which the lease
+	// nodes are.
+	LeasesNode = "leases"
+	// LeaseName is the name of a lease node after Curator's protected
+	// prefix: "_c_<uuid>-lease-<seq10>".
+	LeaseName = "lease-"
 )
 
 // Semaphore is the semaphore at one path.
@@ -84,11 +99,20 @@ func newSemaphore(c *session.Client, path string, max engine.MaxLeases, opts []O
 		}
 		opt(&o)
 	}
-	return &Semaphore{s: engine.NewSemaphore(engine.Client(c), path, o.data, max), c: c, path: path}, nil
+	nodes := engine.SemaphoreNodes{
+		Locks:     session.JoinPath(path, LocksNode),
+		Leases:    session.JoinPath(path, LeasesNode),
+		LeaseName: LeaseName,
+	}
+	return &Semaphore{s: engine.NewSemaphore(engine.Client(c), "semaphore "+path, nodes, o.data, max), c: c, path: path}, nil
 }
 
 // Path is the semaphore's path.
 func (s *Semaphore) Path() string { return s.path }
+
+// String names the semaphore in messages, as its errors do:
+// "semaphore /semaphores/db".
+func (s *Semaphore) String() string { return s.s.What }
 
 // Acquire takes n leases, all or none, waiting until there is room, ctx
 // ends (an error that is recipes.ErrNotAcquired and ctx's; every node it
@@ -114,10 +138,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (recipes.Lease, error
 func (s *Semaphore) Leases(ctx context.Context) ([]znode.Participant, error) {
 	max, _, err := s.s.Max(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("semaphore: %s: the maximum: %w", s.path, err)
+		return nil, fmt.Errorf("%s: the maximum: %w", s, err)
 	}
-	return engine.Participants(ctx, engine.Client(s.c), session.JoinPath(s.path, engine.SemaphoreLeases),
-		engine.LeaseDriver{Leases: max, Kind: engine.LeaseName}, engine.LeaseName)
+	return engine.Participants(ctx, engine.Client(s.c), s.s.Nodes.Leases,
+		engine.LeaseDriver{Leases: max, Kind: LeaseName}, LeaseName)
 }
 
 // Mutex is Curator's InterProcessSemaphoreMutex: a semaphore of one lease,
@@ -148,10 +172,13 @@ func (m *Mutex) acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 		return nil, err
 	}
 	if engine.Holds(ctx, m.s.s.Owner) {
-		return nil, fmt.Errorf("semaphore: %w: %s", recipes.ErrNotReentrant, m.s.path)
+		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, m)
 	}
 	return m.s.s.Acquire(ctx, 1, try)
 }
+
+// String names the mutex in messages: "semaphore /locks/db (mutex)".
+func (m *Mutex) String() string { return m.s.String() + " (mutex)" }
 
 // Locker is n leases of the semaphore as a recipes.Locker (for code that
 // takes a lock: zklock, a MultiLock, WithLock). Like the semaphore, it is
@@ -166,4 +193,12 @@ type leases struct {
 func (l leases) Acquire(ctx context.Context) (recipes.Lease, error) { return l.s.Acquire(ctx, l.n) }
 func (l leases) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 	return l.s.TryAcquire(ctx, l.n)
+}
+
+// String names the leases in messages: "semaphore /semaphores/db (2 leases)".
+func (l leases) String() string {
+	if l.n == 1 {
+		return l.s.String() + " (1 lease)"
+	}
+	return fmt.Sprintf("%s (%d leases)", l.s, l.n)
 }

@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -243,17 +244,42 @@ func TestHolderToldFirstWhenCutOff(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	c := connect(t, sharedServers(t))
-	_, err := semaphore.New(c, "/x", 0)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
-	_, err = semaphore.New(nil, "/x", 1)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
-	_, err = semaphore.NewWithCount(c, "/x", nil)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
-	_, err = semaphore.NewSharedCount(c, "x", 1)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	s := newSemaphore(t, c, "/semaphore-bad", 1)
-	_, err = s.Acquire(ctxT(t), 0)
-	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	count, err := semaphore.NewSharedCount(c, "/semaphore-bad-count", 1)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		why string
+		err func() error
+	}{
+		{"New: no leases", func() error { _, err := semaphore.New(c, "/x", 0); return err }},
+		{"New: nil client", func() error { _, err := semaphore.New(nil, "/x", 1); return err }},
+		{"New: relative path", func() error { _, err := semaphore.New(c, "x", 1); return err }},
+		{"New: the root", func() error { _, err := semaphore.New(c, "/", 1); return err }},
+		{"New: nil Option", func() error { _, err := semaphore.New(c, "/x", 1, nil); return err }},
+		{"NewWithCount: nil count", func() error { _, err := semaphore.NewWithCount(c, "/x", nil); return err }},
+		{"NewWithCount: bad path", func() error { _, err := semaphore.NewWithCount(c, "/x/", count); return err }},
+		{"NewMutex: nil client", func() error { _, err := semaphore.NewMutex(nil, "/x"); return err }},
+		{"NewMutex: nil Option", func() error { _, err := semaphore.NewMutex(c, "/x", nil); return err }},
+		{"NewSharedCount: nil client", func() error { _, err := semaphore.NewSharedCount(nil, "/x", 1); return err }},
+		{"NewSharedCount: relative path", func() error { _, err := semaphore.NewSharedCount(c, "x", 1); return err }},
+		{"NewSharedCount: seed past 32 bits", func() error { _, err := semaphore.NewSharedCount(c, "/x", 1<<31); return err }},
+		{"TrySet: past 32 bits", func() error { _, err := count.TrySet(ctxT(t), -1<<31-1, 0); return err }},
+		{"Acquire: no leases", func() error { _, err := s.Acquire(ctxT(t), 0); return err }},
+		{"Locker: no leases", func() error { _, err := s.Locker(0).Acquire(ctxT(t)); return err }},
+	} {
+		assert.ErrorIs(t, tc.err(), recipes.ErrInvalidArgument, tc.why)
+	}
+}
+
+func TestString(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	s := newSemaphore(t, c, "/semaphores/db", 3)
+	assert.Equal(t, "semaphore /semaphores/db", s.String())
+	assert.Equal(t, "semaphore /semaphores/db (1 lease)", fmt.Sprint(s.Locker(1)))
+	assert.Equal(t, "semaphore /semaphores/db (2 leases)", fmt.Sprint(s.Locker(2)))
+	m, err := semaphore.NewMutex(c, "/semaphores/m")
+	require.NoError(t, err)
+	assert.Equal(t, "semaphore /semaphores/m (mutex)", m.String())
 }
 
 // Under OnlyLostIsLost a semaphore's lease survives reconnections that pass
@@ -278,4 +304,26 @@ func TestBesideASickMember(t *testing.T) {
 	got := pending.Acquired(t, "the waiter, once the lease is back")
 	require.NoError(t, got.Release(ctx))
 	assert.Zero(t, leases(t, holder.Client, path), "nothing left behind")
+}
+
+// The names zklock ls classifies a semaphore's path by are the nodes the
+// semaphore makes: its internal mutex at LocksNode, its leases under
+// LeasesNode, named LeaseName.
+func TestNodeNames(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	ctx := ctxT(t)
+	const path = "/semaphore-names"
+	lease, err := newSemaphore(t, c, path, 1).Acquire(ctx, 1)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, lease.Release(ctx)) }()
+	kids, _, err := c.Children(ctx, path)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{semaphore.LocksNode, semaphore.LeasesNode}, kids)
+	leases, _, err := c.Children(ctx, path+"/"+semaphore.LeasesNode)
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	child, ok := znode.ParseChild(leases[0], semaphore.LeaseName)
+	require.True(t, ok, leases[0])
+	assert.Equal(t, semaphore.LeaseName, child.Kind)
+	assert.Equal(t, lease.(znode.Lease).Node(), path+"/"+semaphore.LeasesNode+"/"+child.Name)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -44,6 +45,9 @@ func TestBadInput(t *testing.T) {
 			c, err := session.Connect(tc.ctx, tc.servers, tc.opts...)
 			assert.Nil(t, c)
 			assert.ErrorIs(t, err, tc.want)
+			if tc.want == session.ErrInvalidArgument {
+				assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "the module's one sentinel for bad input")
+			}
 		})
 	}
 
@@ -78,5 +82,28 @@ func TestBadInput(t *testing.T) {
 		assert.ErrorIs(t, err, session.ErrInvalidArgument)
 		_, err = c.Session(nilCtx)
 		assert.ErrorIs(t, err, session.ErrInvalidArgument)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	})
+}
+
+// session.ErrInvalidArgument is recipes.ErrInvalidArgument, and so is every
+// error that wraps it, without a server.
+func TestInvalidArgumentChain(t *testing.T) {
+	assert.ErrorIs(t, session.ErrInvalidArgument, recipes.ErrInvalidArgument)
+	assert.ErrorIs(t, session.ErrRequestTooLarge, recipes.ErrInvalidArgument)
+	for _, p := range []string{"", "rel", "/trailing/", "/a//b", "/a/../b", "/nul\x00"} {
+		err := session.ValidatePath(p)
+		assert.ErrorIs(t, err, session.ErrInvalidArgument, "%q", p)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", p)
+	}
+	_, err := (&session.Client{}).FencedResource("/")
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	for _, opt := range []session.Option{
+		session.WithSessionTimeout(0), session.WithConnectionTimeout(-time.Second), session.WithNamespace("app"),
+		session.WithRetryPolicy(nil), session.WithACL(nil), session.WithDigestAuth("", "x"), session.WithErrorPolicy(9),
+		session.WithMaxRequestSize(1), nil,
+	} {
+		_, err := session.Connect(context.Background(), []string{"127.0.0.1:1"}, opt)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	}
 }

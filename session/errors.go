@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // The errors of package session; test them with errors.Is. Errors from the
@@ -10,7 +12,10 @@ import (
 // errors.Is works on them too.
 var (
 	// ErrInvalidArgument: bad input (path, context, servers, option value).
-	ErrInvalidArgument = errors.New("session: invalid argument")
+	// It is recipes.ErrInvalidArgument too, the module's one sentinel for
+	// bad input: errors.Is(err, recipes.ErrInvalidArgument) holds for every
+	// bad input of every package.
+	ErrInvalidArgument = fmt.Errorf("session: %w", recipes.ErrInvalidArgument)
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("session: client closed")
 	// ErrSuspended is the cause of a session value's end under the default

@@ -96,7 +96,10 @@ func (c *Client) newSessionLocked(id int64) *Session {
 // ephemeral nodes.
 func (s *Session) ID() int64 { return s.id }
 
-// Timeout is the session timeout the client asked for.
+// Timeout is the session timeout the server granted when the session was
+// established: the one asked for (WithSessionTimeout) clamped to the
+// server's minSessionTimeout..maxSessionTimeout, as Client.SessionTimeout
+// gives it.
 func (s *Session) Timeout() time.Duration { return s.timeout }
 
 // Context is cancelled when the session ends; context.Cause says why (an

@@ -1,6 +1,13 @@
 // Package znode has what the ZooKeeper-backed locks (mutex, rwlock,
-// exclusive) add to the backend-neutral recipes contract: the lock node
-// behind a lease, a write guarded by it, and the queue of a lock path.
+// exclusive, leader, semaphore) add to the backend-neutral recipes
+// contract: the lock node behind a lease, a write guarded by it, the queue
+// of a lock path (Participant, and ParseChild for the names of its nodes)
+// and Curator's revocation (Revoke).
+//
+// A node is named by its path ("/locks/orders/_c_<uuid>-lock-0000000001",
+// without the client's namespace) wherever it is to be found again
+// (Lease.Node, Participant.Path, Revoke), and by its name (the last
+// segment) where it is parsed (ParseChild, Participant.Name).
 //
 // Every lease those locks return is a Lease; type-assert the recipes.Lease:
 //
@@ -13,7 +20,6 @@ package znode
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -42,31 +48,4 @@ type Lease interface {
 	// mutex's and the read/write lock's WithRevocable); it is nil, and never
 	// fires, otherwise. The holder decides: it may release, or not.
 	Revoked() <-chan struct{}
-}
-
-// RevokeMessage is what Curator's Revoker writes into a holder's lock node
-// to ask it to release the lock.
-var RevokeMessage = []byte("__REVOKE__")
-
-// Revoke asks the holder of the lock node (a Participant's, or a lease's
-// Node) to release it, as Curator's Revoker.attemptRevoke does: it writes
-// RevokeMessage into the node. Go and Curator holders that made their lock
-// revocable learn it; others ignore it. The error wraps zk.ErrNoNode when
-// the node is gone.
-func Revoke(ctx context.Context, c *session.Client, node string) error {
-	if _, err := c.Set(ctx, node, RevokeMessage, -1); err != nil {
-		return fmt.Errorf("znode: revoke %s: %w", node, err)
-	}
-	return nil
-}
-
-// Participant is one node in a lock's queue, as Curator's
-// getParticipantNodes lists them.
-type Participant struct {
-	Node      string // node name
-	Kind      string // the lock name of the node ("lock-", "__READ__", ...)
-	Seq       int64  // its sequence number
-	SessionID int64  // its ephemeral owner
-	Data      []byte // what the participant stored (Curator: its id)
-	Holder    bool   // the node holds the lock
 }

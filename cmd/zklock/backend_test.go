@@ -75,7 +75,7 @@ func TestCompatLockLost(t *testing.T) {
 	defer admin.Close()
 	require.NoError(t, admin.Del(context.Background(), "{"+path+"}").Err())
 	assert.Equal(t, exitLockLost, p.wait(t))
-	assert.Contains(t, p.stderr.String(), "redis lock "+path+" lost while sh was running")
+	assert.Contains(t, p.stderr.String(), "redislock "+path+" lost while sh was running")
 }
 
 // A Redis that does not answer: exit 69, as for ZooKeeper. go-redis's own

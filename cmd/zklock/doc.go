@@ -116,11 +116,13 @@
 //
 // Messages go to stderr, prefixed "zklock: ". Errors are printed unless -q is
 // given; with -v zklock also prints "connected to ZooKeeper at SERVERS
-// (session 0x...)", "waiting for lock PATH", "acquired lock PATH (token N,
-// node X)" and "released lock PATH", and the session's warnings (connection
-// suspended, session lost). Messages name the lock as "read lock PATH",
-// "write lock PATH" or "exclusive lock PATH" with --read, --write or
-// --exclusive.
+// (session 0x...)", "waiting for mutex PATH", "acquired mutex PATH (token N,
+// node X)" and "released mutex PATH", and the session's warnings (connection
+// suspended, session lost). Messages name the lock as its package and its
+// errors do: "mutex PATH", "rwlock PATH (read)" and "rwlock PATH (write)"
+// with --read and --write, "exclusive PATH", "leader PATH", "semaphore PATH
+// (1 lease)"; "redislock PATH", "redlock PATH", "memcachedlock PATH" on the
+// other backends.
 //
 // # zklock ls
 //

@@ -211,7 +211,7 @@ func waitParticipants(t *testing.T, c *session.Client, path string, n int) []zno
 func describe(ps []znode.Participant) string {
 	var b strings.Builder
 	for _, p := range ps {
-		b.WriteString(p.Node + "=" + string(p.Data) + " ")
+		b.WriteString(p.Name + "=" + string(p.Data) + " ")
 	}
 	return "[" + b.String() + "]"
 }

@@ -44,7 +44,7 @@ func TestSignalWhileRunning(t *testing.T) {
 			p.signal(t, tc.sig)
 			assert.Equal(t, tc.want, p.wait(t))
 			assert.Contains(t, p.stdout.String(), tc.out)
-			assert.Contains(t, p.stderr.String(), "zklock: released lock "+path)
+			assert.Contains(t, p.stderr.String(), "zklock: released mutex "+path)
 			assert.Empty(t, participants(t, zkClient(t, srv), path))
 			waitGroupGone(t, pgid)
 		})
@@ -98,7 +98,7 @@ func deleteHolderNode(t *testing.T, c *session.Client, path string) string {
 	ps := waitParticipants(t, c, path, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	node := session.JoinPath(path, ps[0].Node)
+	node := ps[0].Path
 	require.NoError(t, c.Delete(ctx, node, -1))
 	return node
 }
@@ -117,7 +117,7 @@ func TestLockLostNodeDeleted(t *testing.T) {
 	assert.Equal(t, 76, p.waitFor(t, "zklock to see its lock node deleted (lease.Done)"))
 	assert.Contains(t, p.stdout.String(), "got TERM", "the command got SIGTERM")
 	stderr := p.stderr.String()
-	assert.Contains(t, stderr, "zklock: lock "+path+" lost while sh was running")
+	assert.Contains(t, stderr, "zklock: mutex "+path+" lost while sh was running")
 	assert.Contains(t, stderr, "lock node "+node+" was deleted")
 	assert.Contains(t, stderr, "SIGTERM sent to its process group; sh exited with status 7")
 	assert.NotContains(t, stderr, "SIGKILL")
@@ -140,7 +140,7 @@ func TestLockLostGraceKill(t *testing.T) {
 	proxy.Blackhole(t)
 	assert.Equal(t, 76, p.wait(t))
 	stderr := p.stderr.String()
-	assert.Contains(t, stderr, "zklock: lock "+path+" lost while sh was running")
+	assert.Contains(t, stderr, "zklock: mutex "+path+" lost while sh was running")
 	assert.Contains(t, stderr, "then SIGKILL after --grace 300ms; sh exited with status 137")
 	waitGroupGone(t, pgid)
 }
@@ -161,7 +161,7 @@ func TestLockLostPartition(t *testing.T) {
 	assert.Equal(t, 76, p.wait(t))
 	assert.Contains(t, p.stdout.String(), "got TERM")
 	stderr := p.stderr.String()
-	assert.Contains(t, stderr, "zklock: lock "+path+" lost while sh was running")
+	assert.Contains(t, stderr, "zklock: mutex "+path+" lost while sh was running")
 	assert.Contains(t, stderr, "connection suspended")
 	// The server expires the partitioned session, and its node with it.
 	waitParticipants(t, c, path, 0)

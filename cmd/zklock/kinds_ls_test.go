@@ -100,7 +100,7 @@ func TestLsUnknownNodes(t *testing.T) {
 
 	code, ls := runZklock(t, "ls", "--servers", srv, path)
 	require.Equal(t, 0, code, "stderr: %s", ls.stderr)
-	want := fmt.Sprintf("0\tholder\tmutex\t%s\t0x%x\tthe-holder\n", ps[0].Node, ps[0].SessionID) +
+	want := fmt.Sprintf("0\tholder\tmutex\t%s\t0x%x\tthe-holder\n", ps[0].Name, ps[0].SessionID) +
 		fmt.Sprintf("1\tunknown\tunknown\t%s\t0x%x\tseq\n", session.BaseName(seqNode), sess) +
 		fmt.Sprintf("2\tunknown\tunknown\tzz-plain\t0x%x\tplain\n", sess)
 	assert.Equal(t, want, ls.stdout.String())

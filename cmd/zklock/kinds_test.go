@@ -55,7 +55,7 @@ func rwParticipants(t *testing.T, c *session.Client, path string, n int) []strin
 		require.NoError(t, err)
 		nodes = nodes[:0]
 		for _, p := range ps {
-			nodes = append(nodes, p.Node)
+			nodes = append(nodes, p.Name)
 		}
 		return len(ps) == n, fmt.Sprint(nodes)
 	})
@@ -67,11 +67,11 @@ func rwParticipants(t *testing.T, c *session.Client, path string, n int) []strin
 func TestKindsEnvironmentAndMessages(t *testing.T) {
 	srv := zkServers(t)
 	for _, tc := range []struct {
-		flag, noun, node string // node: what ZKLOCK_NODE holds after PATH/
+		flag, name, node string // name: the lock's String, of PATH; node: what ZKLOCK_NODE holds after PATH/
 	}{
-		{"--read", "read lock", rwlock.ReadName},
-		{"--write", "write lock", rwlock.WriteName},
-		{"--exclusive", "exclusive lock", "lock"},
+		{"--read", "rwlock %s (read)", rwlock.ReadName},
+		{"--write", "rwlock %s (write)", rwlock.WriteName},
+		{"--exclusive", "exclusive %s", "lock"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			path := lockPath(t)
@@ -102,9 +102,10 @@ func TestKindsEnvironmentAndMessages(t *testing.T) {
 			p.closeStdin(t)
 			require.Equal(t, 0, p.wait(t), "stderr: %s", p.stderr)
 			stderr := p.stderr.String()
-			assert.Contains(t, stderr, "zklock: waiting for "+tc.noun+" "+path+"\n")
-			assert.Contains(t, stderr, fmt.Sprintf("zklock: acquired %s %s (token %d, node %s)\n", tc.noun, path, tok, node))
-			assert.Contains(t, stderr, "zklock: released "+tc.noun+" "+path+"\n")
+			name := fmt.Sprintf(tc.name, path)
+			assert.Contains(t, stderr, "zklock: waiting for "+name+"\n")
+			assert.Contains(t, stderr, fmt.Sprintf("zklock: acquired %s (token %d, node %s)\n", name, tok, node))
+			assert.Contains(t, stderr, "zklock: released "+name+"\n")
 			assert.Empty(t, children(t, c, path))
 		})
 	}
@@ -114,10 +115,10 @@ func TestKindsEnvironmentAndMessages(t *testing.T) {
 // group, exit 76, as for the mutex.
 func TestKindsLockLostNodeDeleted(t *testing.T) {
 	srv := zkServers(t)
-	for _, tc := range []struct{ flag, noun string }{
-		{"--write", "write lock"},
-		{"--read", "read lock"},
-		{"--exclusive", "exclusive lock"},
+	for _, tc := range []struct{ flag, name string }{ // name: the lock's String, of PATH
+		{"--write", "rwlock %s (write)"},
+		{"--read", "rwlock %s (read)"},
+		{"--exclusive", "exclusive %s"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			path := lockPath(t)
@@ -134,7 +135,7 @@ func TestKindsLockLostNodeDeleted(t *testing.T) {
 			assert.Equal(t, 76, p.waitFor(t, "zklock to see its lock node deleted"))
 			assert.Contains(t, p.stdout.String(), "got TERM", "the command got SIGTERM")
 			stderr := p.stderr.String()
-			assert.Contains(t, stderr, "zklock: "+tc.noun+" "+path+" lost while sh was running")
+			assert.Contains(t, stderr, "zklock: "+fmt.Sprintf(tc.name, path)+" lost while sh was running")
 			assert.Contains(t, stderr, "lock node "+node+" was deleted")
 			assert.Contains(t, stderr, "SIGTERM sent to its process group; sh exited with status 7")
 			waitGroupGone(t, pgid)

@@ -22,12 +22,12 @@ func TestExclusiveTimeout(t *testing.T) {
 		path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
 	assert.Contains(t, waiter.stderr.String(),
-		"zklock: timed out after 1s waiting for exclusive lock "+path+" (held by the-holder, session 0x")
+		"zklock: timed out after 1s waiting for exclusive "+path+" (held by the-holder, session 0x")
 	assert.Empty(t, waiter.stdout.String(), "the command must not run")
 
 	code, try := runZklock(t, "--servers", srv, "--exclusive", "--try", path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
-	assert.Contains(t, try.stderr.String(), "zklock: exclusive lock "+path+" is held (held by the-holder, session 0x")
+	assert.Contains(t, try.stderr.String(), "zklock: exclusive "+path+" is held (held by the-holder, session 0x")
 	assert.Empty(t, try.stdout.String())
 
 	require.Equal(t, []string{"lock"}, children(t, c, path), "only the holder's node is left")
@@ -55,7 +55,7 @@ func TestTryReadWrite(t *testing.T) {
 
 	code, p = runZklock(t, "--servers", srv, "--try", "--write", path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
-	assert.Contains(t, p.stderr.String(), "zklock: write lock "+path+" is held (held by reader r1, session 0x")
+	assert.Contains(t, p.stderr.String(), "zklock: rwlock "+path+" (write) is held (held by reader r1, session 0x")
 	assert.Empty(t, p.stdout.String())
 	require.Len(t, children(t, c, path), 1, "the refused writer left nothing")
 
@@ -65,8 +65,8 @@ func TestTryReadWrite(t *testing.T) {
 	rwParticipants(t, c, path, 2)
 	code, p = runZklock(t, "--servers", srv, "--try", "--read", path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
-	assert.Regexp(t, `zklock: read lock `+regexp.QuoteMeta(path)+
-		` is held \(held by reader r1, session 0x[0-9a-f]+; waiting: writer w0, session 0x[0-9a-f]+\)\n`, p.stderr.String())
+	assert.Regexp(t, `zklock: rwlock `+regexp.QuoteMeta(path)+
+		` \(read\) is held \(held by reader r1, session 0x[0-9a-f]+; waiting: writer w0, session 0x[0-9a-f]+\)\n`, p.stderr.String())
 	assert.Empty(t, p.stdout.String())
 
 	reader.closeStdin(t)
@@ -76,7 +76,7 @@ func TestTryReadWrite(t *testing.T) {
 	code, p = runZklock(t, "--servers", srv, "--timeout", "1s", "--read", path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
 	assert.Contains(t, p.stderr.String(),
-		"zklock: timed out after 1s waiting for read lock "+path+" (held by writer w1, session 0x")
+		"zklock: timed out after 1s waiting for rwlock "+path+" (read) (held by writer w1, session 0x")
 	assert.Empty(t, p.stdout.String())
 	writer.closeStdin(t)
 	assert.Equal(t, 0, writer.wait(t))
@@ -94,7 +94,7 @@ func TestReadSignalWhileWaiting(t *testing.T) {
 	rwParticipants(t, c, path, 2)
 	reader.signal(t, syscall.SIGTERM)
 	assert.Equal(t, 143, reader.wait(t))
-	assert.Contains(t, reader.stderr.String(), "zklock: interrupted by SIGTERM while waiting for read lock "+path)
+	assert.Contains(t, reader.stderr.String(), "zklock: interrupted by SIGTERM while waiting for rwlock "+path+" (read)")
 	assert.Empty(t, reader.stdout.String())
 	rwParticipants(t, c, path, 1)
 	writer.closeStdin(t)

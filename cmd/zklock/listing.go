@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/exclusive"
-	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/rwlock"
@@ -42,7 +41,7 @@ func nodeKind(name string) string {
 	if name == exclusive.NodeName {
 		return kindExclusive.String()
 	}
-	c, ok := engine.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName, leader.LatchName)
+	c, ok := znode.ParseChild(name, mutex.LockName, rwlock.ReadName, rwlock.WriteName, leader.LatchName)
 	if !ok {
 		return kindUnknown
 	}
@@ -79,7 +78,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 	if err != nil {
 		return nil, err
 	}
-	if slices.Contains(names, engine.SemaphoreLeases) {
+	if slices.Contains(names, semaphore.LeasesNode) {
 		return listSemaphore(ctx, c, path)
 	}
 	var out []lockEntry
@@ -107,8 +106,8 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 	}
 	listed := map[string]bool{exclusive.NodeName: true}
 	for _, p := range ps {
-		listed[p.Node] = true
-		e := lockEntry{role: roleWaiter, kind: nodeKind(p.Node), node: p.Node, session: p.SessionID, data: p.Data}
+		listed[p.Name] = true
+		e := lockEntry{role: roleWaiter, kind: nodeKind(p.Name), node: p.Name, session: p.SessionID, data: p.Data}
 		switch {
 		case e.kind == kindUnknown:
 			e.role = roleUnknown
@@ -168,7 +167,7 @@ func queueParticipants(ctx context.Context, c *session.Client, path string, name
 		if err != nil {
 			return nil, err
 		}
-		if rw || !slices.ContainsFunc(ps, func(p znode.Participant) bool { return isReadWrite(p.Node) }) {
+		if rw || !slices.ContainsFunc(ps, func(p znode.Participant) bool { return isReadWrite(p.Name) }) {
 			return ps, nil
 		}
 		rw = true
@@ -191,10 +190,10 @@ func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockE
 	}
 	var out []lockEntry
 	for _, p := range ls {
-		out = append(out, lockEntry{role: roleHolder, kind: kindSemaphore.String(), node: engine.SemaphoreLeases + "/" + p.Node,
+		out = append(out, lockEntry{role: roleHolder, kind: kindSemaphore.String(), node: semaphore.LeasesNode + "/" + p.Name,
 			session: p.SessionID, data: p.Data})
 	}
-	m, err := mutex.New(c, session.JoinPath(path, engine.SemaphoreLocks))
+	m, err := mutex.New(c, session.JoinPath(path, semaphore.LocksNode))
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +202,7 @@ func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockE
 		return nil, err
 	}
 	for _, p := range ws {
-		out = append(out, lockEntry{role: roleWaiter, kind: kindSemaphore.String(), node: engine.SemaphoreLocks + "/" + p.Node,
+		out = append(out, lockEntry{role: roleWaiter, kind: kindSemaphore.String(), node: semaphore.LocksNode + "/" + p.Name,
 			session: p.SessionID, data: p.Data})
 	}
 	return out, nil

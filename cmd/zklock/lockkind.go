@@ -45,21 +45,6 @@ func (k lockKind) String() string {
 	}
 }
 
-// noun names the lock in messages: "lock" for the mutex (as before the
-// other kinds existed), else "read lock", "write lock", "exclusive lock",
-// "leadership of", "semaphore lease at".
-func (k lockKind) noun() string {
-	switch k {
-	case kindMutex:
-		return "lock"
-	case kindLeader:
-		return "leadership of"
-	case kindSemaphore:
-		return "semaphore lease at"
-	}
-	return k.String() + " lock"
-}
-
 // noSemaphore is --semaphore's value when it is not given.
 const noSemaphore = -1
 

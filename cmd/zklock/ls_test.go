@@ -33,7 +33,7 @@ func TestLs(t *testing.T) {
 	wantRole := []string{"holder", "waiter", "waiter"}
 	var want []string
 	for i, p := range ps {
-		want = append(want, fmt.Sprintf("%d\t%s\tmutex\t%s\t0x%x\t%s", i, wantRole[i], p.Node, p.SessionID, wantData[i]))
+		want = append(want, fmt.Sprintf("%d\t%s\tmutex\t%s\t0x%x\t%s", i, wantRole[i], p.Name, p.SessionID, wantData[i]))
 	}
 	code, p = runZklock(t, "ls", "--servers", srv, path)
 	require.Equal(t, 0, code, "stderr: %s", p.stderr)

@@ -15,19 +15,24 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 	cause := context.Cause(ctx)
 	switch {
 	case errors.As(cause, &sig):
-		r.rep.errorf("%v while waiting for %s", sig, r.lockName())
+		r.rep.errorf("%v while %s", sig, r.waitingFor())
 		return signalExit(sig.sig)
 	case errors.As(cause, &to):
-		what := "waiting for " + r.lockName()
-		if r.lock == nil {
-			what = "connecting to " + r.backendAddr()
-		}
-		r.rep.errorf("%v %s%s", to, what, r.describeHolder())
+		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
 		return exitTempFail
 	default:
 		r.rep.errorf("%v", err)
 		return exitUnavailable
 	}
+}
+
+// waitingFor is what an ended wait was doing, for messages: "waiting for
+// LOCK", or "connecting to SERVERS" before the lock was made.
+func (r *runner) waitingFor() string {
+	if r.lock == nil {
+		return "connecting to " + r.backendAddr()
+	}
+	return "waiting for " + r.lockName()
 }
 
 // describeHolder is " (held by DATA, session 0x...)" for messages, or "".

@@ -64,14 +64,16 @@ type runner struct {
 	close  func()          // closes the backend's clients
 }
 
-// lockName names the lock in messages: "lock PATH" for the mutex, "read
-// lock PATH", "write lock PATH", "exclusive lock PATH" for the others, and
-// "redis lock PATH" (redlock, memcached) on the other backends.
+// lockName names the lock in messages as its package does, and as its
+// errors do (its String): "mutex PATH", "rwlock PATH (read)", "rwlock PATH
+// (write)", "exclusive PATH", "leader PATH", "semaphore PATH (1 lease)";
+// "redislock NAME", "redlock NAME", "memcachedlock NAME" on the other
+// backends. Before the lock is made (while connecting) it is PATH.
 func (r *runner) lockName() string {
-	if r.o.backend.name != backendZK {
-		return r.o.backend.name + " lock " + r.o.path
+	if s, ok := r.lock.(fmt.Stringer); ok {
+		return s.String()
 	}
-	return r.o.kind.noun() + " " + r.o.path
+	return r.o.path
 }
 
 func (r *runner) run() int {

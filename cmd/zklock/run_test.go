@@ -44,10 +44,10 @@ func TestEnvironment(t *testing.T) {
 			k, v, _ := strings.Cut(line, "=")
 			out[k] = v
 		}
-		assert.Contains(t, p.stderr.String(), "zklock: waiting for lock "+path)
+		assert.Contains(t, p.stderr.String(), "zklock: waiting for mutex "+path)
 		assert.Contains(t, p.stderr.String(),
-			fmt.Sprintf("zklock: acquired lock %s (token %s, node %s)", path, out["token"], out["node"]))
-		assert.Contains(t, p.stderr.String(), "zklock: released lock "+path)
+			fmt.Sprintf("zklock: acquired mutex %s (token %s, node %s)", path, out["token"], out["node"]))
+		assert.Contains(t, p.stderr.String(), "zklock: released mutex "+path)
 		return out
 	}
 	first := env()

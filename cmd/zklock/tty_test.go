@@ -104,7 +104,7 @@ func TestTerminalForeground(t *testing.T) {
 	require.True(t, ws.Exited(), "zklock died: %v", cmd.ProcessState)
 	assert.Equal(t, 130, ws.ExitStatus(), "the command died of SIGINT")
 	<-readDone
-	assert.Contains(t, out.String(), "zklock: released lock "+path)
+	assert.Contains(t, out.String(), "zklock: released mutex "+path)
 	assert.NotContains(t, out.String(), "DATA RACE")
 	assert.Empty(t, participants(t, zkClient(t, srv), path))
 }

@@ -28,7 +28,7 @@ func TestTimeoutBehindHolder(t *testing.T) {
 	})
 	assert.True(t, sawQueued, "the waiter's node was never seen queued")
 	assert.Equal(t, 75, waiter.wait(t))
-	assert.Contains(t, waiter.stderr.String(), "zklock: timed out after 5s waiting for lock "+path+" (held by the-holder, session 0x")
+	assert.Contains(t, waiter.stderr.String(), "zklock: timed out after 5s waiting for mutex "+path+" (held by the-holder, session 0x")
 	assert.Empty(t, waiter.stdout.String(), "the command must not run")
 
 	// No node of the timed-out process is left: ZooKeeper's listing and
@@ -40,7 +40,7 @@ func TestTimeoutBehindHolder(t *testing.T) {
 	require.Equal(t, 0, code)
 	lines := strings.Split(strings.TrimSpace(ls.stdout.String()), "\n")
 	require.Len(t, lines, 1, "ls:\n%s", ls.stdout)
-	assert.True(t, strings.HasPrefix(lines[0], "0\tholder\tmutex\t"+ps[0].Node+"\t"), "ls: %q", lines[0])
+	assert.True(t, strings.HasPrefix(lines[0], "0\tholder\tmutex\t"+ps[0].Name+"\t"), "ls: %q", lines[0])
 
 	holder.closeStdin(t)
 	assert.Equal(t, 0, holder.wait(t))
@@ -55,7 +55,7 @@ func TestTry(t *testing.T) {
 
 	code, p := runZklock(t, "--servers", srv, "--try", path, "--", "echo", "ran")
 	assert.Equal(t, 75, code)
-	assert.Contains(t, p.stderr.String(), "zklock: lock "+path+" is held (held by the-holder, session 0x")
+	assert.Contains(t, p.stderr.String(), "zklock: mutex "+path+" is held (held by the-holder, session 0x")
 	assert.Empty(t, p.stdout.String(), "the command must not run")
 	ps := participants(t, c, path)
 	require.Len(t, ps, 1, "left: %s", describe(ps))
@@ -90,7 +90,7 @@ func TestSignalWhileWaiting(t *testing.T) {
 			waiter.signal(t, tc.sig)
 			assert.Equal(t, tc.want, waiter.wait(t))
 			assert.Contains(t, waiter.stderr.String(),
-				"zklock: interrupted by "+signalName(tc.sig)+" while waiting for lock "+path)
+				"zklock: interrupted by "+signalName(tc.sig)+" while waiting for mutex "+path)
 			assert.Empty(t, waiter.stdout.String())
 
 			ps = participants(t, c, path)

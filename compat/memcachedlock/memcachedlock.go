@@ -160,12 +160,16 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
-	return &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr,
-		terms: ttl.NewTerms(o.ttl, valid, "memcached lock "+key)}, nil
+	l := &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr}
+	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
+	return l, nil
 }
 
 // Key is the lock's item key.
 func (l *Lock) Key() string { return l.key }
+
+// String names the lock in messages, as its errors do: "memcachedlock orders".
+func (l *Lock) String() string { return "memcachedlock " + l.key }
 
 // Acquire waits until the lock is held (polling, see the package doc), ctx
 // ends (an error that is recipes.ErrNotAcquired and ctx's; nothing is left
@@ -215,14 +219,14 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		case ctx.Err() != nil:
 			return nil, recipes.NotAcquired(ctx)
 		case errors.Is(err, ttl.ErrPermanent):
-			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrNotAcquired, l.key, err)
+			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
 		case wait:
 		case errors.Is(err, ErrQuiet):
-			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrLocked, l.key, err)
+			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrLocked, l, err)
 		case errors.Is(err, memcache.ErrNotStored):
-			return nil, fmt.Errorf("%w: memcached lock %s", recipes.ErrLocked, l.key)
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
 		default:
-			return nil, fmt.Errorf("%w: memcached lock %s: %w", recipes.ErrNotAcquired, l.key, err)
+			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
 		}
 		if !ttl.Sleep(ctx, ttl.Jitter(poll)) {
 			return nil, recipes.NotAcquired(ctx)

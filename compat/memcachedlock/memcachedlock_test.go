@@ -165,6 +165,9 @@ func TestBadInput(t *testing.T) {
 		require.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
+	l, err := memcachedlock.New(mc, "orders", memcachedlock.WithoutEvictionCheck())
+	require.NoError(t, err)
+	assert.Equal(t, "memcachedlock orders", l.String())
 	for _, opts := range [][]memcachedlock.Option{
 		{addr, memcachedlock.WithTTL(memcachedlock.MinTTL)},
 		{addr, memcachedlock.WithTTL(memcachedlock.MaxTTL)},

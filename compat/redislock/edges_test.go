@@ -126,10 +126,36 @@ func TestConstructorsRefuse(t *testing.T) {
 	var typedNil *redis.Client
 	_, err := redislock.NewClient(typedNil)
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	_, err = redislock.NewClient(nil)
+	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	c, err := redislock.NewClient(rdb(t, "127.0.0.1:1"))
 	require.NoError(t, err)
-	for _, d := range []time.Duration{0, redislock.MinTTL - 1, redislock.MaxTTL + time.Second, 100 * 365 * 24 * time.Hour} {
-		_, err = redislock.New(c, "x", redislock.WithTTL(d))
-		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "TTL %v", d)
+	for _, tc := range []struct {
+		c    *redislock.Client
+		name string
+		opts []redislock.Option
+		want string
+	}{
+		{nil, "x", nil, "nil Client"},
+		{c, "", nil, "empty lock name"},
+		{c, "a{b}", nil, "braces"},
+		{c, "x", []redislock.Option{nil}, "nil Option"},
+		{c, "x", []redislock.Option{redislock.WithTTL(0)}, "TTL 0s"},
+		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MinTTL - 1)}, "TTL 49.999999ms"},
+		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MaxTTL + time.Second)}, "TTL 720h0m1s"},
+		{c, "x", []redislock.Option{redislock.WithTTL(100 * 365 * 24 * time.Hour)}, "TTL 876000h0m0s"},
+	} {
+		_, err = redislock.New(tc.c, tc.name, tc.opts...)
+		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
 	}
+}
+
+func TestString(t *testing.T) {
+	c, err := redislock.NewClient(rdb(t, "127.0.0.1:1"))
+	require.NoError(t, err)
+	l, err := redislock.New(c, "orders")
+	require.NoError(t, err)
+	assert.Equal(t, "redislock orders", l.String())
 }

@@ -125,10 +125,12 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
 	tag := "{" + name + "}"
-	return &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck,
+	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck,
 		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters", tag + ":quiet"},
 		renewKeys: []string{tag, tag + ":quiet"},
-		terms:     ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redis lock "+name)}, nil
+	}
+	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
+	return l, nil
 }
 
 // Name is the lock's name.

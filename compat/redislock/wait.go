@@ -68,10 +68,10 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 		case got.acquired:
 			return l.hold(ctx, w.id, got.token, sent)
 		case !w.wait && got.quiet:
-			return nil, fmt.Errorf("%w: redis lock %s: the server restarted less than a TTL ago and may have forgotten its holder: it grants nothing for %v",
-				recipes.ErrLocked, l.name, got.wait)
+			return nil, fmt.Errorf("%w: %s: the server restarted less than a TTL ago and may have forgotten its holder: it grants nothing for %v",
+				recipes.ErrLocked, l, got.wait)
 		case !w.wait:
-			return nil, fmt.Errorf("%w: redis lock %s", recipes.ErrLocked, l.name)
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
 		}
 		backoff = retryBase
 		if !confirmed {

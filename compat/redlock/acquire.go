@@ -56,7 +56,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		if ctx.Err() != nil {
 			ended = recipes.NotAcquired(ctx)
 		}
-		s, err := t.next(l.name, wait, ended)
+		s, err := t.next(l.String(), wait, ended)
 		switch s {
 		case stepHold:
 			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id})
@@ -74,7 +74,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 			l.letGo(ctx, id, rs)
 		}
 		if !ttl.Sleep(ctx, max(l.delay(), t.quietWait())) {
-			return nil, fmt.Errorf("%w (redlock %s, last attempt: %v)", recipes.NotAcquired(ctx), l.name, t)
+			return nil, fmt.Errorf("%w (%s, last attempt: %v)", recipes.NotAcquired(ctx), l, t)
 		}
 	}
 }
@@ -111,7 +111,7 @@ func (l *Lock) take(ctx context.Context, m *member, id string) reply {
 			return redisguard.Check(cctx, m.r, "redlock.WithoutEvictionCheck()")
 		})
 		if errors.Is(err, redisguard.ErrEviction) {
-			return reply{err: ttl.Permanent(fmt.Errorf("redlock %s: %s: %w", l.name, m.name, err))}
+			return reply{err: ttl.Permanent(fmt.Errorf("%s: %s: %w", l, m.name, err))}
 		}
 		if err != nil {
 			return m.fail(checkFailure(err))

@@ -120,6 +120,9 @@ func TestConstructorsRefuse(t *testing.T) {
 	assert.NoError(t, err, "MaxTTL itself")
 	_, err = redlock.New([]redlock.Redis{tagged{cs[0], []string{"a"}}, tagged{cs[1], []string{"b"}}}, "x")
 	assert.NoError(t, err, "values that cannot be compared are taken as different")
+	l, err := redlock.New(cs, "orders")
+	require.NoError(t, err)
+	assert.Equal(t, "redlock orders", l.String())
 }
 
 // Errors that trying again cannot mend end Acquire and TryAcquire at once,

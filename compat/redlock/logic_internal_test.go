@@ -52,7 +52,7 @@ func TestNext(t *testing.T) {
 		{"servers down: not held", tally{n: 3, quorum: 2, took: 1, transient: []error{errDown, errDown}}, false, nil, stepGiveUp,
 			[]error{recipes.ErrNotAcquired, errDown}, []error{recipes.ErrLocked}},
 	} {
-		got, err := tc.t.next("x", tc.wait, tc.ended)
+		got, err := tc.t.next("redlock x", tc.wait, tc.ended)
 		assert.Equal(t, tc.want, got, tc.name)
 		if tc.want != stepGiveUp {
 			assert.NoError(t, err, tc.name)

@@ -125,8 +125,9 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 		return nil, invalid("retry delay %v must be positive", o.retryDelay)
 	}
 	tag := "{" + name + "}"
-	return &Lock{members: members, name: name, keys: []string{tag, tag + ":quiet"}, o: o,
-		terms: ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), "redlock "+name)}, nil
+	l := &Lock{members: members, name: name, keys: []string{tag, tag + ":quiet"}, o: o}
+	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
+	return l, nil
 }
 
 // invalid is New's error for bad input.
@@ -136,6 +137,9 @@ func invalid(format string, args ...any) error {
 
 // Name is the lock's name.
 func (l *Lock) Name() string { return l.name }
+
+// String names the lock in messages, as its errors do: "redlock orders".
+func (l *Lock) String() string { return "redlock " + l.name }
 
 // quorum is the majority of the servers.
 func (l *Lock) quorum() int { return len(l.members)/2 + 1 }

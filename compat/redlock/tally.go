@@ -52,10 +52,11 @@ const (
 	stepGiveUp             // release what it took and return the error
 )
 
-// next decides what follows the attempt t of the lock name; wait is false
+// next decides what follows the attempt t of the lock named what (its
+// String, "redlock orders"); wait is false
 // for TryAcquire, and ended is recipes.NotAcquired(ctx) once the caller's
 // ctx has ended (else nil). The error is the one to return on stepGiveUp.
-func (t tally) next(name string, wait bool, ended error) (step, error) {
+func (t tally) next(what string, wait bool, ended error) (step, error) {
 	switch {
 	case t.took >= t.quorum:
 		return stepHold, nil
@@ -66,29 +67,29 @@ func (t tally) next(name string, wait bool, ended error) (step, error) {
 		return stepGiveUp, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, t.evicts)
 	case len(t.permanent) > t.n-t.quorum:
 		// No majority is possible without the servers that cannot answer.
-		return stepGiveUp, fmt.Errorf("%w: redlock %s: %d of %d servers cannot take it, %d needed: %w",
-			recipes.ErrNotAcquired, name, len(t.permanent), t.n, t.quorum, oneLine(t.permanent))
+		return stepGiveUp, fmt.Errorf("%w: %s: %d of %d servers cannot take it, %d needed: %w",
+			recipes.ErrNotAcquired, what, len(t.permanent), t.n, t.quorum, oneLine(t.permanent))
 	case ended != nil:
-		return stepGiveUp, fmt.Errorf("%w (redlock %s, last attempt: %v)", ended, name, t)
+		return stepGiveUp, fmt.Errorf("%w (%s, last attempt: %v)", ended, what, t)
 	case wait:
 		return stepRetry, nil
 	case t.held+len(t.quiet) > t.n-t.quorum:
 		// The servers' answers rule a majority out: it is held (or may be,
 		// by a holder that a restarted server forgot).
-		return stepGiveUp, t.wrap(recipes.ErrLocked, name)
+		return stepGiveUp, t.wrap(recipes.ErrLocked, what)
 	}
 	// Servers did not answer: the lock is not known to be held.
-	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, name)
+	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, what)
 }
 
-// wrap is sentinel with what the servers of the lock name answered, and
-// the errors they gave.
-func (t tally) wrap(sentinel error, name string) error {
+// wrap is sentinel with what the servers of the lock named what answered,
+// and the errors they gave.
+func (t tally) wrap(sentinel error, what string) error {
 	errs := append(slices.Clone(t.permanent), t.transient...)
 	if len(errs) == 0 {
-		return fmt.Errorf("%w: redlock %s: %v", sentinel, name, t)
+		return fmt.Errorf("%w: %s: %v", sentinel, what, t)
 	}
-	return fmt.Errorf("%w: redlock %s: %v: %w", sentinel, name, t, oneLine(errs))
+	return fmt.Errorf("%w: %s: %v: %w", sentinel, what, t, oneLine(errs))
 }
 
 // quietWait is how long until enough servers are out of their quiet

@@ -90,7 +90,7 @@ func (st *acquireState) noteCreateDrop(err error) error {
 
 // errSessionEnded: the session value ended during an attempt; go on under
 // the next one.
-var errSessionEnded = errors.New("engine: session ended while waiting")
+var errSessionEnded = errors.New("the session ended while waiting")
 
 // acquireLoop runs attempt under each new session value until it holds the
 // lock or fails for another reason than the end of its session value; what

@@ -4,56 +4,19 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
-// Curator's names for the nodes of a lock path.
-const (
-	// ProtectedPrefix starts every protected-mode node: "_c_" + a 36-character
-	// UUID + "-", then the lock name and the 10-digit sequence.
-	ProtectedPrefix = "_c_"
-	// seqDigits is the width of a sequential node's suffix.
-	seqDigits = 10
-)
+// ProtectedPrefix starts every protected-mode node (Curator's names): "_c_"
+// + a 36-character UUID + "-", then the lock name and the sequence.
+const ProtectedPrefix = "_c_"
 
-// Child is one node under a lock path, as the engine orders them.
-type Child struct {
-	Name string // the node's name (no path)
-	Seq  int64  // the sequence number after the last occurrence of the lock name
-	Kind string // the lock name the node was created with ("lock-", "__READ__", ...), "" if unknown
-}
-
-// ParseChild parses a node name against the lock names a recipe knows
-// (Curator's: "lock-", "__READ__", "__WRIT__", "lease-", "latch-"; kazoo's
-// "__lock__" and "__rlock__"). The sequence is the run of digits after the
-// last occurrence of the lock name, as Curator sorts; a name that has none of
-// the lock names falls back to its trailing ten digits. It returns false for
-// a node that is not a queue entry at all.
-func ParseChild(name string, lockNames ...string) (Child, bool) {
-	best, bestAt := "", -1
-	for _, ln := range lockNames {
-		if i := strings.LastIndex(name, ln); i > bestAt {
-			best, bestAt = ln, i
-		}
-	}
-	digits := ""
-	if bestAt >= 0 {
-		digits = name[bestAt+len(best):]
-	} else if len(name) >= seqDigits {
-		digits = name[len(name)-seqDigits:]
-	}
-	if len(digits) != seqDigits {
-		return Child{}, false
-	}
-	seq, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || seq < 0 {
-		return Child{}, false
-	}
-	return Child{Name: name, Seq: seq, Kind: best}, true
-}
+// Child is one node under a lock path, as the engine orders them: the
+// parsed name (znode.ParseChild), which the recipes' drivers see.
+type Child = znode.Child
 
 // SortChildren parses names and returns the queue entries in queue order:
 // by sequence, then by the position of their kind in lockNames, then by
@@ -63,7 +26,7 @@ func ParseChild(name string, lockNames ...string) (Child, bool) {
 func SortChildren(names []string, lockNames ...string) []Child {
 	out := make([]Child, 0, len(names))
 	for _, n := range names {
-		if c, ok := ParseChild(n, lockNames...); ok {
+		if c, ok := znode.ParseChild(n, lockNames...); ok {
 			out = append(out, c)
 		}
 	}
@@ -144,7 +107,7 @@ func (d LeaseDriver) Decide(children []Child, ours int) (Decision, error) {
 		return Decision{}, fmt.Errorf("%w: %d leases", recipes.ErrInvalidArgument, d.Leases)
 	}
 	if ours < 0 || ours >= len(children) {
-		return Decision{}, fmt.Errorf("engine: our node is not among the %d children", len(children))
+		return Decision{}, fmt.Errorf("our node is not among the %d children of the lock path", len(children))
 	}
 	if ours < d.Leases {
 		return Decision{Owns: true}, nil

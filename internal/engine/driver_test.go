@@ -17,36 +17,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const uuidA = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
-func TestParseChild(t *testing.T) {
-	kinds := []string{"lock-", "__READ__", "__WRIT__", "__lock__", "__rlock__"}
-	for name, want := range map[string]Child{
-		"_c_" + uuidA + "-lock-0000000007":    {Seq: 7, Kind: "lock-"},
-		"_c_" + uuidA + "-__READ__0000000012": {Seq: 12, Kind: "__READ__"},
-		"_c_" + uuidA + "-__WRIT__0000000013": {Seq: 13, Kind: "__WRIT__"},
-		"lock-0000000042":                     {Seq: 42, Kind: "lock-"},         // unprotected Curator (older clients)
-		"a1b2c3d4e5f6__lock__0000000003":      {Seq: 3, Kind: "__lock__"},       // kazoo Lock
-		"a1b2c3d4e5f6__rlock__0000000004":     {Seq: 4, Kind: "__rlock__"},      // kazoo ReadLock
-		"x-lock-lock-0000000005":              {Seq: 5, Kind: "lock-"},          // last occurrence counts
-		"something0000000009":                 {Seq: 9, Kind: ""},               // unknown name: trailing digits
-		"_c_" + uuidA + "-lock-2147483648":    {Seq: 2147483648, Kind: "lock-"}, // past int32
-		"lock-9999999999":                     {Seq: 9999999999, Kind: "lock-"}, // largest
-		"lock-lock-0000000002":                {Seq: 2, Kind: "lock-"},          // repeated name
-		"__WRIT__0000000003":                  {Seq: 3, Kind: "__WRIT__"},       // no prefix
-		"_c_" + uuidA + "-latch-0000000004":   {Seq: 4, Kind: ""},               // another recipe's node
-		"_c_" + uuidA + "-lease-0000000005":   {Seq: 5, Kind: ""},               // semaphore lease
-		"zz0000000006":                        {Seq: 6, Kind: ""},               // odd but sequential
-	} {
-		got, ok := ParseChild(name, kinds...)
-		require.True(t, ok, name)
-		want.Name = name
-		assert.Equal(t, want, got, name)
-	}
-	for _, name := range []string{"", "lock", "lock-", "lock-12", "lock-00000000001", "lock-00000000x1", "readme", "_c_" + uuidA + "-lock-"} {
-		_, ok := ParseChild(name, kinds...)
-		assert.False(t, ok, "%q is not a queue entry", name)
-	}
-}
-
 func TestSortChildren(t *testing.T) {
 	p := func(kind string, seq int) string { return fmt.Sprintf("_c_%s-%s%010d", uuidA, kind, seq) }
 	names := []string{

@@ -31,6 +31,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 type fakeServer struct {
@@ -179,7 +180,7 @@ func (s *fakeServer) createLocked(owner int64, path string, data []byte, flags i
 		return "", 0, zk.ErrNoChildrenForEphemerals
 	}
 	if flags&zk.FlagSequence != 0 {
-		path = fmt.Sprintf("%s%0*d", path, seqDigits, parent.stat.Cversion)
+		path = fmt.Sprintf("%s%0*d", path, znode.SeqDigits, parent.stat.Cversion)
 	}
 	if _, ok := s.nodes[path]; ok {
 		return "", 0, zk.ErrNodeExists

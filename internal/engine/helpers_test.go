@@ -46,11 +46,13 @@ func newFixture(t *testing.T) *fixture {
 
 // mutex is the mutex's lock over c at testLockPath.
 func (f *fixture) mutex(c *fakeConn) *Lock {
-	return NewLock(c, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-"}, nil)
+	return NewLock(c, "mutex "+testLockPath, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-"}, nil)
 }
 
 // herd is the exclusive lock over c at testHerdPath/lock.
-func (f *fixture) herd(c *fakeConn) *Herd { return &Herd{Conn: c, Path: testHerdPath, Name: "lock"} }
+func (f *fixture) herd(c *fakeConn) *Herd {
+	return &Herd{Conn: c, What: "exclusive " + testHerdPath, Path: testHerdPath, Name: "lock"}
+}
 
 // put makes a queue node of the mutex as c's session would, bypassing the
 // engine (another client's holder or waiter), and returns its path.

@@ -19,6 +19,7 @@ import (
 // reentrant.
 type Herd struct {
 	Conn Conn
+	What string // names the lock in errors: its recipe's String ("exclusive /locks/orders")
 	Path string // the parent, watched by waiters
 	Name string // the lock node's name
 	Data []byte
@@ -33,9 +34,9 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 		return nil, err
 	}
 	if heldBy(ctx, l) != nil {
-		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.node())
+		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.What)
 	}
-	le, err := acquireLoop(ctx, l.Conn, l.node(), func(sess Session, st *acquireState) (*lease, error) {
+	le, err := acquireLoop(ctx, l.Conn, l.What, func(sess Session, st *acquireState) (*lease, error) {
 		return l.attempt(ctx, sess, st, try)
 	})
 	if err != nil {
@@ -49,7 +50,7 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
 	octx, cancel := opCtx(ctx, sess)
 	defer cancel()
-	fail := attemptFailed(ctx, sess, l.node())
+	fail := attemptFailed(ctx, sess, l.What)
 	for {
 		token, err := l.create(ctx, sess, st)
 		if err == nil {
@@ -59,7 +60,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 			return nil, fail(err)
 		}
 		if try {
-			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.node())
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.What)
 		}
 		kids, ev, err := l.Conn.ChildrenW(octx, l.Path)
 		if errors.Is(err, zk.ErrNoNode) {

@@ -9,13 +9,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
-// CheckPath refuses a nil client and a path that cannot be a lock path.
+// CheckPath refuses a nil client and a path that cannot be a lock path,
+// with an error that is recipes.ErrInvalidArgument.
 func CheckPath(c *session.Client, path string) error {
 	if c == nil {
 		return fmt.Errorf("%w: nil session client", recipes.ErrInvalidArgument)
 	}
 	if err := session.ValidatePath(path); err != nil {
-		return fmt.Errorf("%w: %w", recipes.ErrInvalidArgument, err)
+		return err // session.ErrInvalidArgument, which is recipes.ErrInvalidArgument
 	}
 	if path == "/" {
 		return fmt.Errorf("%w: lock path cannot be the root", recipes.ErrInvalidArgument)
@@ -34,11 +35,12 @@ type Lock struct {
 	revocable bool
 }
 
-// NewLock returns the lock at path (checked by the caller) whose nodes are
-// named lockName (after Curator's protected prefix) and ordered among kinds
-// by driver. No I/O is done.
-func NewLock(c Conn, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
-	l := &Lock{q: Queue{Conn: c, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data}}
+// NewLock returns the lock at path (checked by the caller), named what in
+// errors (its recipe's String), whose nodes are named lockName (after
+// Curator's protected prefix) and ordered among kinds by driver. No I/O is
+// done.
+func NewLock(c Conn, what, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
+	l := &Lock{q: Queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data}}
 	l.q.Owner = l
 	return l
 }
@@ -51,6 +53,9 @@ func (l *Lock) MakeRevocable() { l.revocable = true }
 
 // Path is the lock path.
 func (l *Lock) Path() string { return l.q.Path }
+
+// String is the lock's name in errors, as NewLock was given it.
+func (l *Lock) String() string { return l.q.What }
 
 // Acquire waits for the lock. It re-enters when ctx comes from a live lease
 // of this lock; try fails at once with ErrLocked when another holds it.

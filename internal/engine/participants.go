@@ -23,7 +23,8 @@ func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds
 	kids := SortChildren(names, kinds...)
 	out := make([]znode.Participant, 0, len(kids))
 	for i, k := range kids {
-		data, st, err := c.Get(ctx, session.JoinPath(path, k.Name))
+		node := session.JoinPath(path, k.Name)
+		data, st, err := c.Get(ctx, node)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // left meanwhile
 		}
@@ -34,7 +35,7 @@ func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, znode.Participant{Node: k.Name, Kind: k.Kind, Seq: k.Seq, SessionID: st.EphemeralOwner,
+		out = append(out, znode.Participant{Name: k.Name, Path: node, Kind: k.Kind, Seq: k.Seq, SessionID: st.EphemeralOwner,
 			Data: data, Holder: d.Owns})
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // Queue is Curator's LockInternals: it queues an ephemeral sequential node
@@ -17,6 +18,7 @@ import (
 // Driver, behind a Lock.
 type Queue struct {
 	Conn     Conn
+	What     string   // names the lock in errors: its recipe's String ("mutex /locks/orders")
 	Path     string   // the lock path: parent of the queue's nodes
 	LockName string   // the node name after the protected prefix, e.g. "lock-"
 	Kinds    []string // every lock name that may share Path (for ordering)
@@ -34,7 +36,7 @@ type Queue struct {
 // value, keeping our node and its place in the queue when the ZooKeeper
 // session survived (a reconnection), and with a new node when it did not.
 func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
-	return acquireLoop(ctx, q.Conn, q.Path, func(sess Session, st *acquireState) (*lease, error) {
+	return acquireLoop(ctx, q.Conn, q.What, func(sess Session, st *acquireState) (*lease, error) {
 		return q.attempt(ctx, sess, st, try)
 	})
 }
@@ -95,7 +97,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 	if ctx.Done() != nil {
 		rctx = waitCtx()
 	}
-	fail := attemptFailed(ctx, sess, q.Path)
+	fail := attemptFailed(ctx, sess, q.What)
 	node, token := ours.node, ours.token
 	name := session.BaseName(node)
 	for {
@@ -117,7 +119,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 			return q.own(ctx, sess, node, token, fail)
 		}
 		if try {
-			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.Path)
+			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.What)
 		}
 		chans, gone, err := q.setWatches(rctx, ours, d.Watch, d.Refresh)
 		if err != nil {
@@ -223,7 +225,7 @@ func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (cre
 	case err != nil:
 		return created{}, err
 	case r.err != nil:
-		return created{}, notAcquired(ctx, q.Path, r.err)
+		return created{}, notAcquired(ctx, q.What, r.err)
 	}
 	return r, nil
 }
@@ -272,17 +274,17 @@ func (c queueCreate) settle(r created) {
 func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease, error) {
 	sess, err := q.Conn.Session(ctx)
 	if err != nil {
-		return nil, notAcquired(ctx, q.Path, err)
+		return nil, notAcquired(ctx, q.What, err)
 	}
-	c := queueCreate{q: q, sess: sess, path: protectedPath(q.Path, fmt.Sprintf("%s%0*d", q.LockName, seqDigits, seq))}
+	c := queueCreate{q: q, sess: sess, path: protectedPath(q.Path, fmt.Sprintf("%s%0*d", q.LockName, znode.SeqDigits, seq))}
 	node, czxid, err := q.Conn.CreateWithZxid(ctx, c.path, q.Data, zk.FlagEphemeral, guard)
 	if err != nil {
 		if !definitelyNotCreated(err) && !errors.Is(err, session.ErrGuardFailed) {
 			cleanupProtectedInBackground(q.Conn, q.Path, c.prefix(), sess.ID())
 		}
-		return nil, notAcquired(ctx, q.Path, err)
+		return nil, notAcquired(ctx, q.What, err)
 	}
-	le, err := q.own(ctx, sess, node, czxid, func(err error) error { return notAcquired(ctx, q.Path, err) })
+	le, err := q.own(ctx, sess, node, czxid, func(err error) error { return notAcquired(ctx, q.What, err) })
 	if err != nil {
 		cleanupInBackground(q.Conn, node, sess.ID(), nil)
 	}

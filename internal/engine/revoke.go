@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"sync"
 
@@ -36,7 +35,7 @@ func (h *holding) watchRevocation() {
 					h.conn.Logger().Debug("revocation watch failed", "node", h.node, "err", err)
 				}
 				return // the holding ends with its session
-			case bytes.Equal(data, znode.RevokeMessage):
+			case string(data) == znode.RevokeMessage:
 				h.revoked.fire()
 				return
 			}

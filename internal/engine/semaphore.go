@@ -11,23 +11,21 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// Curator's InterProcessSemaphoreV2 layout under the semaphore's path.
-const (
-	// SemaphoreLocks is the child holding the semaphore's internal mutex.
-	SemaphoreLocks = "locks"
-	// SemaphoreLeases is the child holding the lease nodes.
-	SemaphoreLeases = "leases"
-	// LeaseName is the name of a lease node (after the protected prefix).
-	LeaseName = "lease-"
-)
+// SemaphoreNodes is where a semaphore keeps its nodes: Curator's
+// InterProcessSemaphoreV2 layout, as the semaphore package names it.
+type SemaphoreNodes struct {
+	Locks     string // the path of its internal mutex (a queue of "lock-" nodes)
+	Leases    string // the parent of its lease nodes
+	LeaseName string // a lease node's name after the protected prefix
+}
 
 // MaxLeases reads how many leases the semaphore allows; changed, when not
 // nil, closes when that may have changed (a watch on a shared count).
 type MaxLeases func(ctx context.Context) (max int, changed <-chan zk.Event, err error)
 
 // Semaphore is Curator's InterProcessSemaphoreV2: a lease is an ephemeral
-// sequential node under Path/leases, made while holding the mutex at
-// Path/locks, whose holder then waits until the leases are no more than
+// sequential node under Nodes.Leases, made while holding the mutex at
+// Nodes.Locks, whose holder then waits until the leases are no more than
 // the maximum. Unlike Curator, which takes the mutex once per lease (so
 // that two clients that each want n > 1 leases can each hold part of them
 // and wait for each other forever), it makes all n of an Acquire's lease
@@ -35,24 +33,23 @@ type MaxLeases func(ctx context.Context) (max int, changed <-chan zk.Event, err 
 // mutex, so no other client can take part of the room meanwhile.
 type Semaphore struct {
 	Conn  Conn
-	Path  string
+	What  string // names the semaphore in errors: its String ("semaphore /s")
+	Nodes SemaphoreNodes
 	Data  []byte // stored in each lease node
 	Max   MaxLeases
 	Owner any // for re-entry checks (a semaphore is not reentrant)
 	mutex *Lock
 }
 
-// NewSemaphore returns the semaphore at path; no I/O is done.
-func NewSemaphore(c Conn, path string, data []byte, max MaxLeases) *Semaphore {
-	locks := session.JoinPath(path, SemaphoreLocks)
+// NewSemaphore returns the semaphore whose nodes are where nodes says,
+// named what in errors; no I/O is done.
+func NewSemaphore(c Conn, what string, nodes SemaphoreNodes, data []byte, max MaxLeases) *Semaphore {
 	driver := LeaseDriver{Leases: 1, Kind: "lock-"}
-	s := &Semaphore{Conn: c, Path: path, Data: data, Max: max,
-		mutex: NewLock(c, locks, "lock-", []string{"lock-"}, driver, nil)}
+	s := &Semaphore{Conn: c, What: what, Nodes: nodes, Data: data, Max: max,
+		mutex: NewLock(c, what, nodes.Locks, "lock-", []string{"lock-"}, driver, nil)}
 	s.Owner = s
 	return s
 }
-
-func (s *Semaphore) leases() string { return session.JoinPath(s.Path, SemaphoreLeases) }
 
 // Acquire takes n leases, all or none: it waits for room (try: fails at
 // once with ErrLocked when there is none), honouring ctx. Every failure
@@ -64,7 +61,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int, try bool) (recipes.Lease
 		return nil, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("%w: %d leases: at least one", recipes.ErrInvalidArgument, n)
+		return nil, fmt.Errorf("%w: %s: %d leases: at least one", recipes.ErrInvalidArgument, s.What, n)
 	}
 	for {
 		le, err := s.attempt(ctx, n, try)
@@ -92,8 +89,9 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 		_ = held.Release(rctx) // a failed delete goes on in the background
 	}()
 	sess := held.h.sess
-	fail := attemptFailed(ctx, sess, s.Path)
-	q := &Queue{Conn: s.Conn, Path: s.leases(), LockName: LeaseName, Kinds: []string{LeaseName}, Data: s.Data, NoListing: true}
+	fail := attemptFailed(ctx, sess, s.What)
+	q := &Queue{Conn: s.Conn, What: s.What, Path: s.Nodes.Leases, LockName: s.Nodes.LeaseName,
+		Kinds: []string{s.Nodes.LeaseName}, Data: s.Data, NoListing: true}
 	var nodes []string
 	var token int64
 	giveBack := func() { // before returning, so that no one counts them; else in the background
@@ -126,9 +124,9 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 		}
 		if n > max {
 			giveBack()
-			return nil, fmt.Errorf("%w: %s: %d leases asked for, the semaphore allows %d", recipes.ErrInvalidArgument, s.Path, n, max)
+			return nil, fmt.Errorf("%w: %s: %d leases asked for, the semaphore allows %d", recipes.ErrInvalidArgument, s.What, n, max)
 		}
-		names, ev, err := s.Conn.ChildrenW(wctx, s.leases())
+		names, ev, err := s.Conn.ChildrenW(wctx, s.Nodes.Leases)
 		if err != nil {
 			giveBack()
 			return nil, fail(err)
@@ -144,7 +142,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 		}
 		if try {
 			giveBack()
-			return nil, fmt.Errorf("%w: %s: %d leases held, the semaphore allows %d", recipes.ErrLocked, s.Path, len(names)-n, max)
+			return nil, fmt.Errorf("%w: %s: %d leases held, the semaphore allows %d", recipes.ErrLocked, s.What, len(names)-n, max)
 		}
 		select {
 		case <-ev:

@@ -41,19 +41,13 @@ func (e *MemberError) Error() string {
 // Unwrap is the member's error.
 func (e *MemberError) Unwrap() error { return e.Err }
 
-// describe names a Locker for messages: its type, and its path, name or
-// key when it has one (the ZooKeeper locks have Path, the Redis locks Name,
-// the memcached lock Key), or its String.
+// describe names a Locker for messages: its String (every lock of
+// zkrecipes has one: "mutex /locks/orders", "redislock orders"), or, for a
+// Locker from outside that has none, its type.
 func describe(l recipes.Locker) string {
 	switch v := l.(type) {
 	case nil:
 		return "nil"
-	case interface{ Path() string }:
-		return fmt.Sprintf("%T %s", l, v.Path())
-	case interface{ Name() string }:
-		return fmt.Sprintf("%T %s", l, v.Name())
-	case interface{ Key() string }:
-		return fmt.Sprintf("%T %s", l, v.Key())
 	case fmt.Stringer:
 		return v.String()
 	}

@@ -11,21 +11,15 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
+type stringLocker struct{ recipes.Locker }
+
+func (stringLocker) String() string { return "mutex /locks/a" }
+
+// pathLocker has a Path but no String: a Locker from outside is named by
+// its type, whatever else it has.
 type pathLocker struct{ recipes.Locker }
 
 func (pathLocker) Path() string { return "/locks/p" }
-
-type nameLocker struct{ recipes.Locker }
-
-func (nameLocker) Name() string { return "orders" }
-
-type keyLocker struct{ recipes.Locker }
-
-func (keyLocker) Key() string { return "k" }
-
-type stringLocker struct{ recipes.Locker }
-
-func (stringLocker) String() string { return "my lock" }
 
 type plainLocker struct{ recipes.Locker }
 
@@ -34,17 +28,17 @@ func TestDescribe(t *testing.T) {
 		l    recipes.Locker
 		want string
 	}{
-		{pathLocker{}, "multilock.pathLocker /locks/p"},
-		{nameLocker{}, "multilock.nameLocker orders"},
-		{keyLocker{}, "multilock.keyLocker k"},
-		{stringLocker{}, "my lock"},
-		{plainLocker{}, "multilock.plainLocker"},
+		{stringLocker{}, "mutex /locks/a"},
+		{pathLocker{}, "multilock.pathLocker"},
+		{&plainLocker{}, "*multilock.plainLocker"},
 		{nil, "nil"},
 	} {
 		assert.Equal(t, tc.want, describe(tc.l))
 	}
-	m := &MultiLock{lockers: []recipes.Locker{pathLocker{}, nameLocker{}}}
-	assert.Equal(t, "multilock[multilock.pathLocker /locks/p, multilock.nameLocker orders]", describe(m))
+	m := &MultiLock{lockers: []recipes.Locker{stringLocker{}, plainLocker{}}}
+	assert.Equal(t, "multilock [mutex /locks/a, multilock.plainLocker]", describe(m), "a MultiLock names its members")
+	err := &MemberError{Index: 0, Locker: stringLocker{}, Op: OpAcquire, Err: errors.New("boom")}
+	assert.Equal(t, "multilock: member 0 (mutex /locks/a): Acquire: boom", err.Error())
 }
 
 func TestSame(t *testing.T) {

@@ -40,8 +40,10 @@ type memLocker struct {
 
 func (s *memServer) locker(name string) *memLocker { return &memLocker{s: s, name: name} }
 
-// Name names the lock in messages (multilock's describe uses it).
-func (l *memLocker) Name() string { return l.name }
+// String names the in-memory lock in messages, as every lock of zkrecipes
+// names itself ("mutex /locks/orders", "redislock orders"): multilock's
+// errors and MultiLock.String use it.
+func (l *memLocker) String() string { return "memlock " + l.name }
 
 func (l *memLocker) Acquire(ctx context.Context) (recipes.Lease, error) { return l.take(ctx, true) }
 

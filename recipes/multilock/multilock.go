@@ -96,7 +96,7 @@ func (m *MultiLock) String() string {
 	for i, l := range m.lockers {
 		names[i] = describe(l)
 	}
-	return "multilock[" + strings.Join(names, ", ") + "]"
+	return "multilock [" + strings.Join(names, ", ") + "]"
 }
 
 // Acquire takes every member, in order, waiting for each, all within ctx;

@@ -176,3 +176,10 @@ func (s *servers) noLeftovers(t testing.TB, name string) {
 
 // Every lease of a MultiLock is a *multilock.Lease.
 var _ recipes.Lease = (*multilock.Lease)(nil)
+
+// A MultiLock names its members as each names itself (their String).
+func TestStringOfMembers(t *testing.T) {
+	s := startServers(t)
+	m := s.multi(t, "named")
+	require.Equal(t, "multilock [mutex "+zkRoot+"named, redislock named, memcachedlock named]", m.String())
+}

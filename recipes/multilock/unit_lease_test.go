@@ -46,7 +46,7 @@ func TestMemberLostInMemory(t *testing.T) {
 	require.ErrorIs(t, err, recipes.ErrLockLost)
 	err = lease.Release(ctx)
 	require.ErrorIs(t, err, recipes.ErrLockLost)
-	require.ErrorContains(t, err, "member 1 (*multilock_test.memLocker b): Release: ") // b's own Release, joined
+	require.ErrorContains(t, err, "member 1 (memlock b): Release: ") // b's own Release, joined
 	require.ErrorIs(t, lease.Release(ctx), recipes.ErrNotHeld)
 	assert.Empty(t, s.events())
 	require.ErrorIs(t, lease.Err(), recipes.ErrLockLost)

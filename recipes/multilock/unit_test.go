@@ -73,7 +73,7 @@ func TestNewInvalid(t *testing.T) {
 		{"empty", nil, "no lockers"},
 		{"nil", []recipes.Locker{a, nil}, "locker 1 of 2 is nil"},
 		{"typed nil", []recipes.Locker{typedNil}, "locker 0 of 1 is nil"},
-		{"twice", []recipes.Locker{a, s.locker("b"), a}, "lockers 0 and 2 are the same *multilock_test.memLocker a"},
+		{"twice", []recipes.Locker{a, s.locker("b"), a}, "lockers 0 and 2 are the same memlock a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := multilock.New(tc.lockers...)
@@ -93,7 +93,7 @@ func TestNewCopiesTheList(t *testing.T) {
 	m := newMulti(t, list...)
 	list[0] = s.locker("z")
 	assert.Equal(t, "a", m.Lockers()[0].(*memLocker).name)
-	assert.Equal(t, "multilock[*multilock_test.memLocker a, *multilock_test.memLocker b]", m.String())
+	assert.Equal(t, "multilock [memlock a, memlock b]", m.String())
 }
 
 // Members are taken in the order given and released in reverse.
@@ -137,7 +137,7 @@ func TestMemberFails(t *testing.T) {
 		assert.Equal(t, 2, me.Index)
 		assert.Equal(t, op.name, me.Op)
 		assert.Same(t, m.Lockers()[2], me.Locker)
-		assert.Contains(t, err.Error(), "multilock: member 2 (*multilock_test.memLocker c): "+op.name+": boom")
+		assert.Contains(t, err.Error(), "multilock: member 2 (memlock c): "+op.name+": boom")
 		assert.Equal(t, []string{"take a", "take b", "free b", "free a"}, s.events())
 		assert.Empty(t, s.leftovers("a", "b", "c", "d"))
 	}

@@ -88,7 +88,7 @@ type Terms struct {
 	Valid time.Duration
 	// Every is how often the watchdog renews.
 	Every time.Duration
-	// What names the lock in causes ("redis lock orders").
+	// What names the lock in causes ("redislock orders").
 	What string
 }
 

@@ -1,0 +1,23 @@
+package session_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// A session's Timeout is what the server granted, not what was asked: a
+// timeout past the server's maxSessionTimeout is clamped to it.
+func TestSessionTimeoutIsGranted(t *testing.T) {
+	const asked = 2 * time.Hour // past any test server's maxSessionTimeout
+	c := connect(t, zktest.Shared(t), session.WithSessionTimeout(asked))
+	s, err := c.Session(ctxT(t))
+	require.NoError(t, err)
+	assert.Less(t, s.Timeout(), asked, "the server clamps it")
+	assert.Positive(t, s.Timeout())
+	assert.Equal(t, c.SessionTimeout(), s.Timeout(), "the client's and the session's agree")
+}
