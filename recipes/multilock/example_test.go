@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/multilock"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // exampleServers starts (once) the ZooKeeper the examples use; in your code
@@ -95,4 +97,81 @@ func ExampleMultiLock_HeldLeases() {
 	// members held: 2
 	// the other contender: true
 	// <nil>
+}
+
+// TryAcquire takes every member or none: when one is held elsewhere, it
+// releases those it took, and the error says which member it was.
+func ExampleMultiLock_TryAcquire() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, _ := session.Connect(ctx, exampleServers(), session.WithLogger(nil))
+	defer a.Close()
+	b, _ := session.Connect(ctx, exampleServers(), session.WithLogger(nil))
+	defer b.Close()
+	from, _ := mutex.New(a, "/locks/example-account-7")
+	to, _ := mutex.New(a, "/locks/example-account-8")
+	m, _ := multilock.New(from, to)
+	theirs, _ := mutex.New(b, "/locks/example-account-8") // another process's lock of one account
+
+	held, _ := theirs.Acquire(ctx)
+	_, err := m.TryAcquire(ctx)
+	fmt.Println("held elsewhere:", errors.Is(err, recipes.ErrLocked))
+	var me *multilock.MemberError
+	if errors.As(err, &me) {
+		fmt.Println("member:", me.Index, me.Op)
+	}
+	_ = held.Release(ctx)
+
+	lease, err := m.TryAcquire(ctx) // nothing was left held: both are free now
+	fmt.Println("after their release:", err)
+	_ = lease.Release(ctx)
+	// Output:
+	// held elsewhere: true
+	// member: 1 TryAcquire
+	// after their release: <nil>
+}
+
+// Each member fences its own resource. A ZooKeeper member's lease is a
+// znode.Lease, and its GuardedMulti can check the other members' lock nodes
+// too: here one transaction writes both accounts, and only while both locks
+// are held.
+func ExampleLease_Leases() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := session.Connect(ctx, exampleServers(), session.WithLogger(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	for _, account := range []string{"/example-accounts/3", "/example-accounts/4"} {
+		if _, err := client.Create(ctx, account, []byte("100"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			fmt.Println(err)
+			return
+		}
+	}
+	from, _ := mutex.New(client, "/locks/example-account-3")
+	to, _ := mutex.New(client, "/locks/example-account-4")
+	m, _ := multilock.New(from, to)
+
+	lease, err := m.Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	members := lease.(*multilock.Lease).Leases() // in the order given to New
+	debit, credit := members[0].(znode.Lease), members[1].(znode.Lease)
+	_, err = debit.GuardedMulti(ctx,
+		session.CheckOp(credit.Node(), -1), // the other lock's node must exist too
+		session.SetOp("/example-accounts/3", []byte("90"), -1),
+		session.SetOp("/example-accounts/4", []byte("110"), -1))
+	fmt.Println("transfer:", err)
+	fmt.Println(lease.Release(ctx))
+
+	_, err = debit.GuardedMulti(ctx, session.SetOp("/example-accounts/3", []byte("0"), -1))
+	fmt.Println("after release:", errors.Is(err, session.ErrGuardFailed))
+	// Output:
+	// transfer: <nil>
+	// <nil>
+	// after release: true
 }

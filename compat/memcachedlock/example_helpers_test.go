@@ -1,0 +1,13 @@
+package memcachedlock_test
+
+import "github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+
+// exampleMemcached starts a memcached server for one example and returns its
+// address, and the stop that the example defers (the package's TestMain
+// checks for leaks and cannot stop what examples start). In your code the
+// address is your server's. It panics when no server can be had, as
+// zktest.SharedForExample does.
+func exampleMemcached() (addr string, stop func()) {
+	s, stop := harness.ForExample(harness.StartMemcached)
+	return s.Addr(), stop
+}

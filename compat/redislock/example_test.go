@@ -1,0 +1,101 @@
+package redislock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr, stop := exampleRedis() // your Redis's address
+	defer stop()
+
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	c, err := redislock.NewClient(rdb) // one per process: its waiters share one subscription
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	// Every process that shares the lock uses the same TTL. A new server
+	// grants nothing for its first TTL: short here, so the example is quick.
+	l, err := redislock.New(c, "example-orders", redislock.WithTTL(2*time.Second)) // no I/O yet
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// Work with lease.Context(): it is cancelled before Redis can let the
+	// lock go (a renewal failed, the network went silent), and fence writes
+	// with the token.
+	work := lease.Context()
+	_, ok := lease.Token()
+	fmt.Println("fencing token:", ok)
+	fmt.Println(lease.Release(ctx))
+	fmt.Println("lease ended:", context.Cause(work))
+	// Output:
+	// fencing token: true
+	// <nil>
+	// lease ended: recipes: lease released
+}
+
+// Another process's lock on the same name: TryAcquire fails at once while
+// the lock is held, and a waiter in Acquire is handed the lock when it is
+// released, with a higher token.
+func ExampleLock_TryAcquire() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr, stop := exampleRedis()
+	defer stop()
+	// Two processes, each with its own clients.
+	newLock := func() (*redislock.Lock, func()) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		c, _ := redislock.NewClient(rdb)
+		l, _ := redislock.New(c, "example-invoices", redislock.WithTTL(2*time.Second))
+		return l, func() { _ = c.Close(); _ = rdb.Close() }
+	}
+	ours, closeOurs := newLock()
+	defer closeOurs()
+	theirs, closeTheirs := newLock()
+	defer closeTheirs()
+
+	lease, err := ours.Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = theirs.TryAcquire(ctx)
+	fmt.Println("held elsewhere:", errors.Is(err, recipes.ErrLocked))
+
+	next := make(chan recipes.Lease, 1)
+	go func() {
+		l, err := theirs.Acquire(ctx) // waits: Release hands it the lock
+		if err != nil {
+			fmt.Println(err)
+		}
+		next <- l
+	}()
+	first, _ := lease.Token()
+	_ = lease.Release(ctx)
+	if lease = <-next; lease == nil {
+		return
+	}
+	second, _ := lease.Token()
+	fmt.Println("higher token:", second > first)
+	_ = lease.Release(ctx)
+	// Output:
+	// held elsewhere: true
+	// higher token: true
+}
