@@ -4,7 +4,8 @@ GO ?= go
 BIN := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the integration tests and the demo start or load.
-DEBS := zookeeper redis-server memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless
+DEBS := zookeeper redis-server memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless \
+	postgresql mariadb-server pgbouncer
 TEST_TIMEOUT ?= 45m
 # The modules of the repository: the library, and the heavy test tooling
 # (Docker path, the demo, benchmark peers) that its users must not inherit.
@@ -12,7 +13,7 @@ MODULES := . integration
 # each runs a command in every module, stopping at the first failure.
 each = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 
-.PHONY: deps test demo lint fmt-check vet staticcheck unit bench
+.PHONY: deps test demo lint fmt-check vet staticcheck layers unit bench
 
 deps:
 	@missing=""; \
@@ -38,7 +39,13 @@ vet:
 staticcheck:
 	@$(call each,$(BIN)/staticcheck ./...)
 
-lint: fmt-check vet staticcheck
+# No import arrow from a lower layer to a higher one: the layers and the
+# rules are the table in internal/testkit/layers/table.go (docs/design.md
+# draws them).
+layers:
+	@$(GO) run ./internal/testkit/layers -go $(GO) $(MODULES)
+
+lint: fmt-check vet staticcheck layers
 
 # The whole suite of every module, integration tests required (a missing
 # server fails them).

@@ -1,0 +1,67 @@
+package main
+
+// table is the map of the repository's layers, lowest first, and the
+// arrows forbidden beyond them. Package patterns are relative to the root
+// module's path; "x/..." is x and every package under it. When you add a
+// package, add it here: a package in no layer fails the check.
+var table = Table{
+	Layers: []Layer{
+		{
+			Name: "contract",
+			// What every lock has in common, on every backend: the
+			// interfaces, the contract suite, all-of-several-locks, and the
+			// implementers' holding machinery.
+			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "internal/hold"},
+			StdOnly:  true,
+		},
+		{
+			Name:     "session",
+			Packages: []string{"session"},
+			On:       []string{"contract"},
+		},
+		{
+			Name: "zookeeper core",
+			// What ZooKeeper leases add, and the queue engine behind the
+			// ZooKeeper recipes.
+			Packages: []string{"znode", "internal/engine"},
+			On:       []string{"session"},
+		},
+		{
+			Name:     "zookeeper recipes",
+			Packages: []string{"mutex", "rwlock", "exclusive", "leader", "semaphore"},
+			On:       []string{"zookeeper core"},
+		},
+		{
+			Name: "compat",
+			// The contract on Redis, Redlock and memcached: no ZooKeeper.
+			Packages: []string{"compat/..."},
+			On:       []string{"contract"},
+		},
+		{
+			Name:     "cmd",
+			Packages: []string{"cmd/..."},
+			On:       []string{"zookeeper recipes", "compat"},
+		},
+		{
+			Name: "testkit",
+			// Test tooling: it may use every library package, and no
+			// library package or command may import it (only tests do).
+			Packages: []string{"internal/testkit/..."},
+			On:       []string{"zookeeper recipes", "compat"},
+		},
+		{
+			Name: "integration",
+			// The module of heavy test tooling (Docker, the demo, the
+			// benchmark peers), on top of everything else.
+			Packages: []string{"integration/..."},
+			On:       []string{"testkit"},
+		},
+	},
+	Forbidden: []Forbid{
+		{
+			From: "cmd/zklock/...",
+			To:   "internal/...",
+			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
+		},
+	},
+}
