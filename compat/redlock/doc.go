@@ -99,6 +99,10 @@
 //     Lock's first use of each server it reads both settings (INFO memory)
 //     and refuses a server that may evict: Acquire returns an error that
 //     names the server and the setting, whatever the other servers say.
+//     A server whose settings cannot be read within the server timeout
+//     (unreachable, slow) counts as down for that attempt, as for the
+//     script, and is checked again at the next: the lock may then be
+//     granted by a majority of the others, as when the server is down.
 //     WithoutEvictionCheck skips the check.
 //
 // # Errors

@@ -37,6 +37,8 @@ func TestNext(t *testing.T) {
 		{"a majority took it, however late", tally{n: 3, quorum: 2, took: 2}, true, ended, stepHold, nil, nil},
 		{"a server may evict: refused, whatever the others say", tally{n: 3, quorum: 2, took: 1, held: 1, evicts: errEvicts}, true, nil, stepGiveUp,
 			[]error{recipes.ErrNotAcquired, redisguard.ErrEviction}, []error{recipes.ErrLocked}},
+		{"a server may evict though the others are a majority: refused", tally{n: 3, quorum: 2, took: 2, evicts: errEvicts}, true, nil, stepGiveUp,
+			[]error{recipes.ErrNotAcquired, redisguard.ErrEviction}, []error{recipes.ErrLocked}},
 		{"no majority without the servers that cannot answer", tally{n: 3, quorum: 2, took: 1, permanent: []error{errClosed, errClosed}}, true, nil, stepGiveUp,
 			[]error{recipes.ErrNotAcquired, redis.ErrClosed}, []error{recipes.ErrLocked}},
 		{"a minority that cannot answer: try again", tally{n: 3, quorum: 2, held: 1, permanent: []error{errClosed}}, true, nil, stepRetry, nil, nil},

@@ -58,13 +58,15 @@ const (
 // ctx has ended (else nil). The error is the one to return on stepGiveUp.
 func (t tally) next(what string, wait bool, ended error) (step, error) {
 	switch {
-	case t.took >= t.quorum:
-		return stepHold, nil
 	case t.evicts != nil:
 		// A setting: trying again cannot mend it, and counting the server
 		// as down would hide it while it takes away the tolerance of a
-		// failure (see WithoutEvictionCheck).
+		// failure (see WithoutEvictionCheck). First, before a majority
+		// the others gave: the refusal must not depend on whether they
+		// were quiet.
 		return stepGiveUp, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, t.evicts)
+	case t.took >= t.quorum:
+		return stepHold, nil
 	case len(t.permanent) > t.n-t.quorum:
 		// No majority is possible without the servers that cannot answer.
 		return stepGiveUp, fmt.Errorf("%w: %s: %d of %d servers cannot take it, %d needed: %w",
