@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
@@ -199,7 +200,7 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Tim
 		q = "1"
 	}
 	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
-		l.c.sub.channel, stamp(sent)).Int64Slice()
+		l.c.sub.channel, grants.Stamp(sent)).Int64Slice()
 	if err != nil {
 		return outcome{}, redisguard.Permanent(err)
 	}
@@ -215,14 +216,6 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Tim
 	}
 	return outcome{wait: wait}, nil
 }
-
-// epoch is the origin of the stamps: the monotonic clock's reading,
-// as a number that a script can keep and publish.
-var epoch = time.Now()
-
-func stamp(t time.Time) int64 { return int64(t.Sub(epoch)) }
-
-func unstamp(n int64) time.Time { return epoch.Add(time.Duration(n)) }
 
 // waitTTL is how long a waiter's queue entry lives without a refresh: a
 // waiter refreshes it at least every TTL (its timer), so a waiter that

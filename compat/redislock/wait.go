@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -39,12 +40,12 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 	// does not queue: a fourth command for every contended acquisition.
 	// The registration is a map entry under the subscriber's mutex; the
 	// subscription itself is made once per Client.
-	var watch *watcher
+	var watch *grants.Watcher
 	confirmed := true
 	if w.wait {
 		watch = l.c.sub.watch(w.id)
-		defer watch.stop()
-		confirmed = watch.confirmed
+		defer watch.Stop()
+		confirmed = watch.Confirmed
 	}
 	backoff := retryBase
 	for {
@@ -78,7 +79,7 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 			// A grant published before the server took the subscription
 			// was missed: once it has, look again.
 			select {
-			case <-watch.ready:
+			case <-watch.Ready:
 			case <-time.After(subscribeWait):
 			case <-ctx.Done():
 				return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
@@ -90,24 +91,13 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 		if !ok {
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 		}
-		if granted && w.fresh(g) {
-			return l.hold(ctx, w.id, g.token, unstamp(g.stamp))
+		if granted && grants.Fresh(g, l.terms.Valid, l.terms.Every) {
+			return l.hold(ctx, w.id, g.Token, grants.Unstamp(g.Stamp))
 		}
 		// Woken by the timer, or by a grant too old to hold from without
 		// confirming: the next attempt finds out (a lock handed to us
 		// is renewed and held from then).
 	}
-}
-
-// fresh reports whether a grant can be held from without a request: the
-// release that made it ran after the attempt of its stamp, whose send time
-// therefore bounds the lock's expiry from below, as an acquiring request's
-// does. That is trusted while a renewal is not yet due; older, the next
-// attempt confirms the grant (it renews the lock).
-func (w waiting) fresh(g grant) bool {
-	basis := unstamp(g.stamp)
-	terms := w.l.terms
-	return !basis.After(time.Now()) && time.Until(basis.Add(terms.Valid)) > terms.Valid-terms.Every
 }
 
 // testHooks, set by tests, run after each attempt and after each grant
@@ -120,19 +110,19 @@ var testHooks struct {
 // await waits for a grant to this waiter (granted), or for the holder's
 // remaining TTL (pttl; at most the lock's TTL, so that the queue entry is
 // refreshed in time), with jitter; ok is false when ctx ends first.
-func (w waiting) await(ctx context.Context, watch *watcher, pttl time.Duration) (g grant, granted, ok bool) {
+func (w waiting) await(ctx context.Context, watch *grants.Watcher, pttl time.Duration) (g grants.Grant, granted, ok bool) {
 	if pttl <= 0 {
 		pttl = w.l.ttl // no TTL on the holder's key, or it just went
 	}
 	t := time.NewTimer(min(ttl.Jitter(pttl), w.l.ttl))
 	defer t.Stop()
 	select {
-	case g = <-watch.grants:
+	case g = <-watch.Grants:
 		return g, true, true
 	case <-t.C:
-		return grant{}, false, true
+		return grants.Grant{}, false, true
 	case <-ctx.Done():
-		return grant{}, false, false
+		return grants.Grant{}, false, false
 	}
 }
 

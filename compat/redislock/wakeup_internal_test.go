@@ -144,32 +144,6 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 		"each grant reached the client of its waiter, and no other")
 }
 
-func TestParseGrant(t *testing.T) {
-	id, g, ok := parseGrant("a-b 17 42")
-	assert.True(t, ok)
-	assert.Equal(t, "a-b", id)
-	assert.Equal(t, grant{token: 17, stamp: 42}, g)
-	for _, bad := range []string{"", "id", "id 17", "id x 42", "id 17 x", "id 17 42 more"} {
-		_, _, ok := parseGrant(bad)
-		assert.False(t, ok, "%q", bad)
-	}
-}
-
-// A grant is held from the send time of the attempt of its stamp while no
-// renewal is due yet; older, or stamped in the future, it is confirmed by
-// an attempt first.
-func TestGrantFreshness(t *testing.T) {
-	l, err := New(&Client{}, "fresh", WithTTL(3*time.Second)) // no I/O
-	require.NoError(t, err)
-	w := waiting{l: l}
-	every := l.terms.Every
-	now := time.Now()
-	assert.True(t, w.fresh(grant{stamp: stamp(now)}))
-	assert.True(t, w.fresh(grant{stamp: stamp(now.Add(-every / 2))}))
-	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(-every))}), "a renewal is due")
-	assert.False(t, w.fresh(grant{stamp: stamp(now.Add(time.Hour))}), "not an attempt of ours")
-}
-
 // newClient is a Client over a new go-redis client of addr, both closed
 // when t ends.
 func newClient(t *testing.T, addr string) *Client {

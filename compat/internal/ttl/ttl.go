@@ -315,13 +315,18 @@ const (
 // freeInBackground frees the lock, trying again after transient errors
 // until it is freed, found not ours, or the server would have let it go
 // anyway (until): the lock is never left held for its whole TTL by a
-// release that failed once. base supplies the context values.
+// release that failed once. It tries once even past until: a backend may
+// hold more than the lock (sqllock's MySQL wake-up holds a connection).
+// base supplies the context values.
 func freeInBackground(base context.Context, srv Server, until time.Time) {
 	pause := freeRetry
-	for {
+	for first := true; ; first = false {
 		left := time.Until(until)
 		if left <= 0 {
-			return
+			if !first {
+				return
+			}
+			left = freeTimeout
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(base), min(freeTimeout, left))
 		err := srv.Free(ctx)

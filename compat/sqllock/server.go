@@ -1,0 +1,79 @@
+package sqllock
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
+)
+
+// hold turns a PostgreSQL acquisition sent at sent into a lease.
+func (l *Lock) hold(ctx context.Context, me string, token int64, sent time.Time) (*hold.Lease, error) {
+	return ttl.Hold(ctx, l, token, true, sent, l.terms, pgServer{l, me})
+}
+
+// pgServer is a holding's row in PostgreSQL.
+type pgServer struct {
+	l  *Lock
+	me string
+}
+
+// Renew extends the row's expiry if it is still ours, trying again after
+// errors (a pooler or a failover makes short ones common) until ctx, which
+// ends at the lease's deadline, ends.
+func (s pgServer) Renew(ctx context.Context) error {
+	return retried(ctx, 0, func() error {
+		return rowsOrNotOurs(s.l.c.db.ExecContext(ctx, s.l.c.sql.renew, s.l.name, s.me, s.l.ttl.Microseconds()))
+	})
+}
+
+// Free releases the row if it is still ours, and hands it to the next
+// waiter.
+func (s pgServer) Free(ctx context.Context) error {
+	return retried(ctx, freeTries, func() error {
+		code, _, err := s.l.call(ctx, opRelease, s.me, time.Now())
+		if err == nil && code == 0 {
+			return ttl.ErrNotOurs
+		}
+		return err
+	})
+}
+
+// freeTries is how many times a release is tried before it goes on in
+// the background: a pool's connection that died with a restart of the
+// server fails once.
+const freeTries = 3
+
+// rowsOrNotOurs is the error of a statement that changes our row:
+// ttl.ErrNotOurs when it changed none.
+func rowsOrNotOurs(res sql.Result, err error) error {
+	if err != nil {
+		return permanent(err)
+	}
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return ttl.ErrNotOurs
+	}
+	return nil
+}
+
+// retried runs op until it succeeds, finds the lock not ours, fails for
+// good, ctx ends, or it was tried tries times (0: no limit), pausing
+// between tries.
+func retried(ctx context.Context, tries int, op func() error) error {
+	for try, pause := 1, 5*time.Millisecond; ; try, pause = try+1, min(2*pause, 200*time.Millisecond) {
+		err := op()
+		if err == nil || errors.Is(err, ttl.ErrNotOurs) || errors.Is(err, ttl.ErrPermanent) || ctx.Err() != nil || try == tries {
+			return err
+		}
+		if !ttl.Sleep(ctx, ttl.Jitter(pause)) {
+			return err
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package sqllock
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// statements are a Client's SQL, made once for its dialect and table.
+type statements struct {
+	ddl       []string
+	check     string // returns the durability setting and whether the table exists
+	checkArgs []any
+	table     string // the quoted table name
+
+	// PostgreSQL: one function call takes, queues or releases (op), and
+	// hands the lock on.
+	call string
+	// MySQL: the row is created once, then taken by an UPDATE.
+	create, take, remaining, release string
+	// Both.
+	renew string
+}
+
+// quote quotes each part of a table name as the dialect does.
+func quote(d Dialect, parts []string) string {
+	q := `"`
+	if d == MySQL {
+		q = "`"
+	}
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = q + p + q
+	}
+	return strings.Join(out, ".")
+}
+
+func newStatements(d Dialect, parts []string) statements {
+	table := quote(d, parts)
+	if d == MySQL {
+		return mysqlStatements(table, parts)
+	}
+	fparts := append([]string(nil), parts...)
+	fparts[len(fparts)-1] += "_op"
+	fn := quote(d, fparts)
+	regclass := strings.Join(parts, ".")
+	return statements{
+		table: table,
+		ddl: []string{
+			fmt.Sprintf(pgTable, table),
+			fmt.Sprintf(pgFunction, table, fn),
+		},
+		check:     `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL`,
+		checkArgs: []any{`"` + strings.ReplaceAll(regclass, ".", `"."`) + `"`, fn + "(text, text, text, bigint, bigint, bigint)"},
+		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
+		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
+	}
+}
+
+// The PostgreSQL lease table: one row per lock name, never deleted (it
+// keeps the token). holder is "channel/id" while held (the channel on
+// which the holder's client hears grants; empty without a listener), and
+// the queue of waiters is three arrays in arrival order: their entries,
+// the expiry of each, and the stamp of each one's last attempt.
+const pgTable = `CREATE TABLE IF NOT EXISTS %s (
+  name          text PRIMARY KEY,
+  holder        text,
+  token         bigint NOT NULL DEFAULT 0,
+  expires_at    timestamptz NOT NULL DEFAULT '-infinity',
+  waiters       text[] NOT NULL DEFAULT '{}',
+  waiter_expiry timestamptz[] NOT NULL DEFAULT '{}',
+  waiter_stamp  bigint[] NOT NULL DEFAULT '{}'
+)`
+
+// pgFunction is every operation but the renewal, in one statement each,
+// on the row locked FOR UPDATE; the clock is the server's
+// (clock_timestamp(), read once the row is locked).
+//
+// op 'acquire' and 'queue': take the lock for p_me for p_ttl_us
+// microseconds if it is free (or handed to p_me already: renewed); a free
+// lock goes to the first live waiter first, which may be p_me, and a
+// caller that does not queue never jumps the queue. Result (1, the new
+// token), or (0, the holder's remaining microseconds); 'queue' then puts
+// p_me at the end of the queue (or refreshes its entry: it keeps its
+// place) for p_wait_us, with its stamp p_stamp.
+//
+// op 'release': take p_me out of the queue and, if it holds the lock,
+// free it and hand it to the first live waiter: (1, 0), or (0, 0) when
+// p_me did not hold it.
+//
+// A grant to a waiter is notified on its client's channel as
+// "id token stamp". Tokens are one above the last, and never below the
+// server's clock in microseconds, which keeps them above every earlier
+// one when the row comes back older (a failover to a standby that had not
+// received it) or is dropped and made again.
+const pgFunction = `CREATE OR REPLACE FUNCTION %[2]s(p_op text, p_name text, p_me text, p_ttl_us bigint, p_wait_us bigint, p_stamp bigint,
+  OUT code int, OUT n bigint) LANGUAGE plpgsql AS $fn$
+DECLARE
+  r %[1]s%%ROWTYPE;
+  t timestamptz;
+  pos int;
+BEGIN
+  SELECT * INTO r FROM %[1]s WHERE name = p_name FOR UPDATE;
+  IF NOT FOUND THEN
+    IF p_op = 'release' THEN code := 0; n := 0; RETURN; END IF;
+    INSERT INTO %[1]s (name) VALUES (p_name) ON CONFLICT (name) DO NOTHING;
+    SELECT * INTO r FROM %[1]s WHERE name = p_name FOR UPDATE;
+  END IF;
+  t := clock_timestamp();
+  code := 0;
+  n := 0;
+  pos := array_position(r.waiters, p_me);
+  IF pos IS NOT NULL AND p_op <> 'queue' THEN
+    r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
+    r.waiter_expiry := r.waiter_expiry[:pos-1] || r.waiter_expiry[pos+1:];
+    r.waiter_stamp := r.waiter_stamp[:pos-1] || r.waiter_stamp[pos+1:];
+    pos := NULL;
+  END IF;
+  IF p_op = 'release' THEN
+    IF r.holder IS NOT DISTINCT FROM p_me THEN
+      code := 1;
+      r.holder := NULL;
+    END IF;
+  ELSIF r.holder IS NOT NULL AND r.holder <> p_me AND r.expires_at <= t THEN
+    r.holder := NULL;
+  END IF;
+  -- A free lock goes to the first live waiter; those whose entry expired
+  -- are dropped on the way.
+  WHILE r.holder IS NULL AND cardinality(r.waiters) > 0 AND r.waiters[1] <> p_me LOOP
+    IF r.waiter_expiry[1] > t THEN
+      r.holder := r.waiters[1];
+      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
+      r.expires_at := t + p_ttl_us * interval '1 microsecond';
+      IF split_part(r.holder, '/', 1) <> '' THEN
+        PERFORM pg_notify(split_part(r.holder, '/', 1), split_part(r.holder, '/', 2) || ' ' || r.token || ' ' || r.waiter_stamp[1]);
+      END IF;
+    END IF;
+    r.waiters := r.waiters[2:];
+    r.waiter_expiry := r.waiter_expiry[2:];
+    r.waiter_stamp := r.waiter_stamp[2:];
+    IF pos IS NOT NULL THEN pos := pos - 1; END IF;
+  END LOOP;
+  IF p_op <> 'release' THEN
+    IF r.holder IS NULL OR r.holder = p_me THEN
+      r.holder := p_me;
+      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
+      r.expires_at := t + p_ttl_us * interval '1 microsecond';
+      IF pos IS NOT NULL THEN
+        r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
+        r.waiter_expiry := r.waiter_expiry[:pos-1] || r.waiter_expiry[pos+1:];
+        r.waiter_stamp := r.waiter_stamp[:pos-1] || r.waiter_stamp[pos+1:];
+      END IF;
+      code := 1;
+      n := r.token;
+    ELSE
+      n := greatest((extract(epoch FROM r.expires_at - t) * 1000000)::bigint, 0);
+      IF p_op = 'queue' THEN
+        IF pos IS NULL THEN
+          r.waiters := r.waiters || p_me;
+          r.waiter_expiry := r.waiter_expiry || (t + p_wait_us * interval '1 microsecond');
+          r.waiter_stamp := r.waiter_stamp || p_stamp;
+        ELSE
+          r.waiter_expiry[pos] := t + p_wait_us * interval '1 microsecond';
+          r.waiter_stamp[pos] := p_stamp;
+        END IF;
+      END IF;
+    END IF;
+  END IF;
+  UPDATE %[1]s SET holder = r.holder, token = r.token, expires_at = r.expires_at,
+    waiters = r.waiters, waiter_expiry = r.waiter_expiry, waiter_stamp = r.waiter_stamp
+    WHERE name = p_name;
+END
+$fn$`
+
+// The MySQL lease table: one row per lock name (bytes, compared as such),
+// never deleted; expires_at is UTC by the server's clock.
+const mysqlTable = `CREATE TABLE IF NOT EXISTS %s (
+  name       VARBINARY(255) NOT NULL PRIMARY KEY,
+  holder     VARBINARY(64) NULL,
+  token      BIGINT NOT NULL,
+  expires_at DATETIME(6) NOT NULL
+) ENGINE=InnoDB`
+
+// mysqlNow is the server's clock, UTC, whatever the session's time zone;
+// one value per statement.
+const mysqlNow = `UTC_TIMESTAMP(6)`
+
+func mysqlStatements(table string, parts []string) statements {
+	schema, name := "", parts[len(parts)-1]
+	if len(parts) == 2 {
+		schema = parts[0]
+	}
+	floor := `TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ` + mysqlNow + `)`
+	return statements{
+		table: table,
+		ddl:   []string{fmt.Sprintf(mysqlTable, table)},
+		check: `SELECT CAST(@@innodb_flush_log_at_trx_commit AS CHAR), COUNT(*) > 0 FROM information_schema.TABLES
+  WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`,
+		checkArgs: []any{schema, name},
+		create:    fmt.Sprintf(`INSERT IGNORE INTO %s (name, holder, token, expires_at) VALUES (?, NULL, 0, '1970-01-01 00:00:01')`, table),
+		// Taken when expired, let go more than the grace ago (the first
+		// argument: 0 for the holder of the companion, the TTL for others,
+		// see companion), or ours already (an attempt whose reply was
+		// lost): the assignments run left to right, so holder first, and
+		// the others test the new holder. The token is returned as the
+		// statement's LAST_INSERT_ID, in its reply: 0 when not taken. A
+		// free row's expires_at is when it was let go.
+		take: fmt.Sprintf(`UPDATE %[1]s SET
+  holder = IF(expires_at <= %[2]s - INTERVAL IF(holder IS NULL, ?, 0) MICROSECOND OR holder = ?, ?, holder),
+  token = IF(holder = ?, LAST_INSERT_ID(GREATEST(token + 1, %[3]s)), token),
+  expires_at = IF(holder = ?, %[2]s + INTERVAL ? MICROSECOND, expires_at)
+  WHERE name = ?`, table, mysqlNow, floor),
+		remaining: fmt.Sprintf(`SELECT GREATEST(TIMESTAMPDIFF(MICROSECOND, %[2]s, expires_at + INTERVAL IF(holder IS NULL, ?, 0) MICROSECOND), 0) FROM %[1]s WHERE name = ?`, table, mysqlNow),
+		release:   fmt.Sprintf(`UPDATE %s SET holder = NULL, expires_at = %s WHERE name = ? AND holder = ?`, table, mysqlNow),
+		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = %s + INTERVAL ? MICROSECOND WHERE name = ? AND holder = ?`, table, mysqlNow),
+	}
+}
+
+// companionName is the GET_LOCK name of a MySQL lock (at most 64
+// characters): a hash of the table and the lock's name.
+func companionName(table, name string) string {
+	sum := sha256.Sum256([]byte(table + "\x00" + name))
+	return "zkrecipes:" + hex.EncodeToString(sum[:20])
+}
