@@ -7,9 +7,10 @@ STATICCHECK_VERSION := v0.8.2
 DEBS := zookeeper redis-server memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless \
 	postgresql mariadb-server pgbouncer
 TEST_TIMEOUT ?= 45m
-# The modules of the repository: the library, and the heavy test tooling
-# (Docker path, the demo, benchmark peers) that its users must not inherit.
-MODULES := . integration
+# The modules of the repository: the library, the heavy test tooling
+# (Docker path, the demo, benchmark peers) that its users must not inherit,
+# and the adapters that link a driver (contrib/).
+MODULES := . integration contrib/pgxlisten
 # each runs a command in every module, stopping at the first failure.
 each = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 
@@ -72,6 +73,8 @@ bench: deps
 	cd integration && for b in CompatUncontended:100x CompatContended:10x CompatRedlockUncontended:100x \
 		CompatRedlockContended:10x CompatLossSignal:5x CompatPair:2x; do \
 		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./compatbench/ || exit 1; done
+	cd integration && for b in SQLUncontended:20x SQLContended:3x SQLTakeover:25x; do \
+		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./sqlbench/ || exit 1; done
 
 demo: deps
 	cd integration && $(GO) run ./demo

@@ -139,7 +139,7 @@ func TestMessagesNameTheArrowAndTheLayers(t *testing.T) {
 	}{
 		{"recipes -> internal/engine", "recipes -> internal/engine: the arrow runs up, from layer contract to layer zookeeper core"},
 		{"compat/redislock -> session", "compat/redislock -> session: layer compat does not sit on layer session (it sits on contract)"},
-		{"cmd/zklock -> internal/engine", "cmd/zklock -> internal/engine: forbidden (cmd/zklock/... -> internal/...): " + table.Forbidden[0].Why},
+		{"cmd/zklock -> internal/engine", "cmd/zklock -> internal/engine: forbidden (cmd/zklock/... -> internal/engine): " + table.Forbidden[0].Why},
 	} {
 		vs := table.Check(whole(tc.arrow))
 		if len(vs) != 1 || vs[0].Message != tc.want {

@@ -33,21 +33,36 @@ var table = Table{
 		},
 		{
 			Name: "compat",
-			// The contract on Redis, Redlock and memcached: no ZooKeeper.
+			// The contract on Redis, Redlock, memcached and SQL: no
+			// ZooKeeper.
 			Packages: []string{"compat/..."},
 			On:       []string{"contract"},
 		},
 		{
+			Name: "adapters",
+			// A driver's side of a compat lock (pgx's LISTEN for sqllock):
+			// the lock packages link no driver; zklock, the tests and the
+			// public adapter module contrib/pgxlisten use these.
+			Packages: []string{"internal/pgxlisten"},
+			On:       []string{"compat"},
+		},
+		{
+			Name: "contrib",
+			// Adapter modules that link a driver, for users.
+			Packages: []string{"contrib/..."},
+			On:       []string{"adapters"},
+		},
+		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "compat"},
+			On:       []string{"zookeeper recipes", "adapters"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "compat"},
+			On:       []string{"zookeeper recipes", "adapters"},
 		},
 		{
 			Name: "integration",
@@ -60,7 +75,17 @@ var table = Table{
 	Forbidden: []Forbid{
 		{
 			From: "cmd/zklock/...",
-			To:   "internal/...",
+			To:   "internal/engine",
+			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
+		},
+		{
+			From: "cmd/zklock/...",
+			To:   "internal/hold",
+			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
+		},
+		{
+			From: "cmd/zklock/...",
+			To:   "internal/testkit/...",
 			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
 		},
 	},
