@@ -1,7 +1,8 @@
 // Package compat is the home of the locks for services with no ZooKeeper:
-// the recipes contract (recipes.Locker, recipes.Lease) over Redis and
-// memcached, one package per backend, so that switching backends is a
-// change of constructor, and a program links only the client it uses:
+// the recipes contract (recipes.Locker, recipes.Lease) over Redis,
+// memcached and SQL databases, one package per backend, so that switching
+// backends is a change of constructor, and a program links only the client
+// it uses:
 //
 //   - compat/redislock: one Redis (or one Redis Cluster slot). Fair (FIFO),
 //     fenced, one round trip to acquire, no polling.
@@ -9,6 +10,10 @@
 //     token.
 //   - compat/memcachedlock: one memcached. Fenced by the item's CAS value;
 //     waiters poll.
+//   - compat/sqllock: a lease table in PostgreSQL or MySQL/MariaDB, over
+//     database/sql with the user's driver. Fair, fenced, one autocommit
+//     statement per operation (safe behind PgBouncer), no polling: grants
+//     by NOTIFY on PostgreSQL, waiters in GET_LOCK on MySQL.
 //
 // On every backend the holder is told first: the lease's context is
 // cancelled, with a cause that is recipes.ErrLockLost, a margin
@@ -47,5 +52,10 @@
 // A SQL table of locks without expiry (INSERT to take, DELETE to release):
 // a holder that crashes, or loses its connection after the INSERT
 // committed, holds the lock until someone deletes the row by hand, and
-// nothing tells a holder that it no longer holds it.
+// nothing tells a holder that it no longer holds it; a monitor that
+// deletes old rows deletes live holders' rows when clocks disagree or a
+// holder is slow. compat/sqllock's package doc goes through it step by
+// step, and through session advisory locks (pg_advisory_lock, GET_LOCK),
+// which break behind a pooler in transaction mode and outlive a holder
+// whose host vanished by the server's TCP keepalive (two hours).
 package compat
