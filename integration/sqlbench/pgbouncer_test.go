@@ -3,13 +3,18 @@ package sqlbench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// TestAdvisoryLockThroughPgBouncer documents a peer's failure: a session
+// TestAdvisoryLockThroughPgBouncer documents a peer's failure, beside
+// compat/sqllock's success on the same pooler with the same two clients
+// (sqllockThroughPgBouncer): a session
 // advisory lock taken through PgBouncer in transaction mode belongs to
 // whichever server connection ran that transaction, not to the client.
 // Two clients (two *sql.DB, one connection each, pgx in the simple
@@ -64,9 +69,53 @@ func TestAdvisoryLockThroughPgBouncer(t *testing.T) {
 			if pid[0] != pid[1] {
 				t.Errorf("both got the lock on different backends %d and %d: not the failure this documents", pid[0], pid[1])
 			}
+			sqllockThroughPgBouncer(ctx, t, clients)
 			return
 		}
 		t.Logf("attempt %d: the second client ran on backend %d, the first on %d: the lock was refused; trying another key", n+1, pid[1], pid[0])
 	}
 	t.Fatalf("in %d attempts through PgBouncer, the second client never got a lock the first held", attempts)
+}
+
+// sqllockThroughPgBouncer: the same two clients, through the same pooler
+// that gave them one backend, take a compat/sqllock lock: the first holds
+// it, the second is refused (ErrLocked) until the first releases, then
+// gets it with a higher token.
+func sqllockThroughPgBouncer(ctx context.Context, t *testing.T, clients []*sql.DB) {
+	locks := make([]*sqllock.Lock, len(clients))
+	for i, db := range clients {
+		c, err := sqllock.NewClient(db, sqllock.PostgreSQL) // no listener: LISTEN cannot work through the pooler
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if err := c.CreateTable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if locks[i], err = sqllock.New(c, "bouncer"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := locks[0].TryAcquire(ctx)
+	if err != nil {
+		t.Fatalf("sqllock, first client: %v", err)
+	}
+	if _, err := locks[1].TryAcquire(ctx); !errors.Is(err, recipes.ErrLocked) {
+		t.Fatalf("sqllock, second client while the first holds it: got %v, want ErrLocked", err)
+	}
+	t1, _ := first.Token()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second, err := locks[1].TryAcquire(ctx)
+	if err != nil {
+		t.Fatalf("sqllock, second client after the release: %v", err)
+	}
+	if t2, _ := second.Token(); t2 <= t1 {
+		t.Errorf("tokens %d then %d: not increasing", t1, t2)
+	}
+	if err := second.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("sqllock through the same pooler: the second client was refused while the first held the lock")
 }
