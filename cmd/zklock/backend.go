@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -23,10 +25,16 @@ const (
 	backendRedis     = "redis"
 	backendRedlock   = "redlock"
 	backendMemcached = "memcached"
+	backendPostgres  = "postgres"
+	backendMySQL     = "mysql"
 )
 
-// pingTimeout bounds the check that a Redis or memcached server answers
-// before zklock waits for its lock (ZooKeeper has its connection timeout).
+// backendNames lists the backends for messages.
+const backendNames = "zk, redis, redlock, memcached, postgres or mysql"
+
+// pingTimeout bounds the check that a Redis, memcached or SQL server
+// answers (and, for SQL, the creation of the lease table) before zklock
+// waits for its lock (ZooKeeper has its connection timeout).
 const pingTimeout = 15 * time.Second
 
 // backendOptions are --backend and the flags of the other backends.
@@ -34,28 +42,54 @@ type backendOptions struct {
 	name      string
 	redis     string
 	memcached string
+	dsn       string // postgres, mysql: passed to the driver unchanged
+	listenDSN string // postgres: the LISTEN connection's (default: dsn)
+	table     string // postgres, mysql: the lease table
 	ttl       time.Duration
 	noCheck   bool
 }
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: zk, redis, redlock or memcached")
+	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: "+backendNames)
 	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock)")
 	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
-	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redlock and memcached (default 10s)")
+	fs.StringVar(&b.dsn, "dsn", "", "PostgreSQL or MySQL data source name, as the driver takes it")
+	fs.StringVar(&b.listenDSN, "listen-dsn", "", "PostgreSQL DSN of the LISTEN connection, when --dsn goes through a transaction pooler (default: --dsn)")
+	fs.StringVar(&b.table, "table", sqllock.DefaultTable, "the lease table, TABLE or SCHEMA.TABLE (postgres, mysql)")
+	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redlock, memcached, postgres and mysql (default 10s)")
 	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
 		"do not check that the Redis or memcached server cannot evict the lock (where it refuses the check, or to accept that risk)")
+}
+
+// backendFlags are the flags of the backends other than ZooKeeper, each
+// with the backends that take it; any other refuses it.
+var backendFlags = []struct {
+	flag     string
+	backends []string
+}{
+	{"redis", []string{backendRedis, backendRedlock}},
+	{"memcached", []string{backendMemcached}},
+	{"dsn", []string{backendPostgres, backendMySQL}},
+	{"listen-dsn", []string{backendPostgres}},
+	{"table", []string{backendPostgres, backendMySQL}},
+	{"ttl", []string{backendRedis, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
+	{"without-eviction-check", []string{backendRedis, backendRedlock, backendMemcached}},
 }
 
 // validate checks the backend flags against the others set (by name).
 func (b *backendOptions) validate(set map[string]bool) error {
 	switch b.name {
-	case backendZK:
-		for _, f := range []string{"redis", "memcached", "ttl", "without-eviction-check"} {
-			if set[f] {
-				return fmt.Errorf("--%s needs --backend redis, redlock or memcached", f)
-			}
+	case backendZK, backendRedis, backendRedlock, backendMemcached, backendPostgres, backendMySQL:
+	default:
+		return fmt.Errorf("unknown --backend %q: %s", b.name, backendNames)
+	}
+	for _, f := range backendFlags {
+		if set[f.flag] && !slices.Contains(f.backends, b.name) {
+			return fmt.Errorf("--%s needs --backend %s", f.flag, orList(f.backends))
 		}
+	}
+	switch b.name {
+	case backendZK:
 		return nil
 	case backendRedis, backendRedlock:
 		if b.redis == "" {
@@ -71,8 +105,10 @@ func (b *backendOptions) validate(set map[string]bool) error {
 		if strings.Contains(b.memcached, ",") {
 			return errors.New("--memcached takes one server")
 		}
-	default:
-		return fmt.Errorf("unknown --backend %q: zk, redis, redlock or memcached", b.name)
+	case backendPostgres, backendMySQL:
+		if err := b.validateSQL(set); err != nil {
+			return err
+		}
 	}
 	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers"} {
 		if set[f] {
@@ -80,6 +116,14 @@ func (b *backendOptions) validate(set map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // splitAddrs splits a comma-separated list of HOST:PORT.
@@ -103,14 +147,16 @@ func (b *backendOptions) ttlOr(def time.Duration) time.Duration {
 	return def
 }
 
-// openCompat connects to the Redis or memcached backend (checking that it
-// answers, as ZooKeeper's connect does) and returns the lock named name
-// and what closes the clients. go-redis's own messages go to rep.
+// openCompat connects to the Redis, memcached or SQL backend (checking
+// that it answers, as ZooKeeper's connect does) and returns the lock named
+// name and what closes the clients. go-redis's own messages go to rep.
 func (b *backendOptions) openCompat(ctx context.Context, name string, rep *reporter) (recipes.Locker, func(), error) {
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	redis.SetLogger(redisLog{rep})
 	switch b.name {
+	case backendPostgres, backendMySQL:
+		return b.openSQL(pctx, name, rep)
 	case backendMemcached:
 		mc := memcache.New(b.memcached)
 		closeAll := func() { _ = mc.Close() }

@@ -98,17 +98,36 @@ func TestBackendUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--backend", "etcd"}, `unknown --backend "etcd"`},
 		{[]string{"--backend", "redis"}, "--backend redis needs --redis"},
-		{[]string{"--redis", "127.0.0.1:1"}, "--redis needs --backend redis, redlock or memcached"},
+		{[]string{"--redis", "127.0.0.1:1"}, "--redis needs --backend redis or redlock"},
+		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--redis", "127.0.0.1:1"}, "--redis needs --backend redis or redlock"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--read"}, "--read needs --backend zk"},
 		{[]string{"--backend", "memcached"}, "--backend memcached needs --memcached"},
 		{[]string{"--backend", "memcached", "--memcached", "a:1,b:2"}, "--memcached takes one server"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,"}, "empty server address"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--ttl", "0"}, "--ttl"},
 		{[]string{"--without-eviction-check"}, "--without-eviction-check needs --backend redis, redlock or memcached"},
+		// The SQL backends: nothing is connected to (port 1 has no server).
+		{[]string{"--backend", "postgres"}, "--backend postgres needs --dsn DSN"},
+		{[]string{"--backend", "mysql"}, "--backend mysql needs --dsn DSN"},
+		{[]string{"--dsn", "postgres://u@127.0.0.1:1/db"}, "--dsn needs --backend postgres or mysql"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--dsn", "postgres://u@127.0.0.1:1/db"}, "--dsn needs --backend postgres or mysql"},
+		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--table", "t"}, "--table needs --backend postgres or mysql"},
+		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/db", "--listen-dsn", "postgres://u@127.0.0.1:1/db"}, "--listen-dsn needs --backend postgres"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--read"}, "--read needs --backend zk"},
+		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/db", "--servers", "127.0.0.1:1"}, "--servers needs --backend zk"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--without-eviction-check"},
+			"--without-eviction-check needs --backend redis, redlock or memcached"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", ""}, "empty --listen-dsn"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u:s3cr3t@127.0.0.1:notaport/db"}, "invalid --dsn: cannot parse `postgres://u:xxxxx@127.0.0.1:notaport/db`"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", "host=h password=s3cr3t port=x"}, "invalid --listen-dsn: "},
+		{[]string{"--backend", "mysql", "--dsn", "u:s3cr3t@tcp(127.0.0.1:1"}, "invalid --dsn u:xxxxx@tcp(127.0.0.1:1: invalid DSN"},
+		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/db", "--table", "no-such"}, `table "no-such"`},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--ttl", "50ms"}, "TTL 50ms"},
 	} {
 		code, p := runZklock(t, append(tc.args, "/x", "--", "true")...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		assert.Contains(t, p.stderr.String(), tc.msg, "%v", tc.args)
+		assert.NotContains(t, p.stderr.String(), "s3cr3t", "%v: a password shown", tc.args)
 	}
 }
 

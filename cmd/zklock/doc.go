@@ -1,6 +1,6 @@
 // Command zklock runs a command while holding a lock on ZooKeeper (or, with
-// --backend, on Redis or memcached), as flock(1) does with a file lock, for
-// processes on different machines.
+// --backend, on Redis, memcached, PostgreSQL or MySQL), as flock(1) does
+// with a file lock, for processes on different machines.
 //
 // Usage:
 //
@@ -39,16 +39,41 @@
 //
 // Other backends, for services with no ZooKeeper (package compat):
 //
-//	--backend zk|redis|redlock|memcached   where the lock lives (default zk)
+//	--backend zk|redis|redlock|memcached|postgres|mysql   where the lock lives (default zk)
 //	--redis HOST:PORT,...    Redis servers: one for --backend redis; several, or
 //	                         --backend redlock, take the lock by Redlock
 //	--memcached HOST:PORT    the memcached server
+//	--dsn DSN                the database of --backend postgres (package sqllock over
+//	                         pgx: postgres://USER:PASSWORD@HOST:PORT/DB?... or
+//	                         "host=... user=... dbname=...") or mysql (over
+//	                         go-sql-driver/mysql: USER:PASSWORD@tcp(HOST:PORT)/DB),
+//	                         passed to the driver as it is
+//	--listen-dsn DSN         postgres: the connection waiters LISTEN on, to learn of
+//	                         releases at once (default: --dsn)
+//	--table NAME             the lock table, NAME or SCHEMA.NAME (default zkrecipes_locks)
 //	--ttl DUR                how long the lock outlives a zklock that dies (default 10s;
-//	                         whole seconds from 3s for memcached); a server that
+//	                         whole seconds from 3s for memcached; from 100ms for
+//	                         postgres and mysql); a Redis or memcached server that
 //	                         restarted grants nothing for a TTL
 //	--without-eviction-check do not refuse a server that may evict the lock
 //	                         (Redis maxmemory-policy other than noeviction,
 //	                         memcached without -M)
+//
+// On PostgreSQL and MySQL zklock creates the table (and, on PostgreSQL,
+// its function) if it is missing, before it waits for the lock; a user who
+// may not create it uses the table as it is, made by someone who may
+// (zklock --backend ... once, or the statements of sqllock's Client.DDL).
+// PostgreSQL waiters are served in order and learn of a release through
+// LISTEN on a connection of their own, made with --listen-dsn: LISTEN is
+// session state, which PgBouncer in transaction mode does not keep, so
+// when --dsn goes through such a pooler (with
+// default_query_exec_mode=simple_protocol added to it, as pgx needs
+// there), give --listen-dsn a direct connection to the server (or one
+// through a pooler in session mode). Without a working LISTEN connection
+// waiters still get the lock, by their timers, within the holder's TTL of
+// its release (-v reports the LISTEN connection's failures). MySQL
+// waiters wait in GET_LOCK on a connection of --dsn. Messages never show
+// a DSN's password: it is masked (postgres://USER:xxxxx@HOST/DB).
 //
 // The lock kinds, --servers, --namespace, --session-timeout and ls are
 // ZooKeeper's only. On every backend the lease ends, and COMMAND is
@@ -107,7 +132,8 @@
 //
 //	COMMAND's status  COMMAND ran (128+N if it was killed by signal N)
 //	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH
-//	69                the backend unreachable or failing; COMMAND did not run
+//	69                the backend unreachable or failing (or, on PostgreSQL and MySQL,
+//	                  the lock table missing and not creatable); COMMAND did not run
 //	70                internal error (COMMAND's status could not be had)
 //	75                lock not taken: --timeout passed, or --try found it held
 //	76                lock lost while COMMAND ran; COMMAND was terminated
@@ -121,8 +147,8 @@
 // suspended, session lost). Messages name the lock as its package and its
 // errors do: "mutex PATH", "rwlock PATH (read)" and "rwlock PATH (write)"
 // with --read and --write, "exclusive PATH", "leader PATH", "semaphore PATH
-// (1 lease)"; "redislock PATH", "redlock PATH", "memcachedlock PATH" on the
-// other backends.
+// (1 lease)"; "redislock PATH", "redlock PATH", "memcachedlock PATH",
+// "sqllock PATH" on the other backends.
 //
 // # zklock ls
 //
@@ -157,5 +183,7 @@
 //	zklock --read /data/catalog -- ./export-catalog.sh     # many readers at once
 //	zklock --write /data/catalog -- ./rebuild-catalog.sh   # alone: no reader, no other writer
 //	zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
+//	zklock --backend postgres --dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
+//	zklock --backend mysql --dsn "app:$DB_PASSWORD@tcp(db1:3306)/app" --try /jobs/x -- ./x.sh
 //	zklock ls /jobs/backup
 package main

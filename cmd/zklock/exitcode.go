@@ -11,9 +11,11 @@ const (
 	exitOK = 0
 	// exitUsage (EX_USAGE): bad flags or arguments; nothing was done.
 	exitUsage = 64
-	// exitUnavailable (EX_UNAVAILABLE): ZooKeeper could not be reached (the
-	// connection timed out) or failed while the lock was being taken; COMMAND
-	// did not run.
+	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
+	// (ZooKeeper's connection timed out; a Redis, memcached or SQL server
+	// did not answer or refused the connection) or failed while the lock was
+	// being taken (on PostgreSQL and MySQL: the lock table missing and not
+	// creatable, say); COMMAND did not run.
 	exitUnavailable = 69
 	// exitSoftware (EX_SOFTWARE): internal error, e.g. COMMAND's status
 	// could not be had (wait4 failed). Not expected to happen.

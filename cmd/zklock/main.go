@@ -45,9 +45,9 @@ const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
 `
 
 const usageText = usageLine + `
-zklock takes the lock PATH (on ZooKeeper, or with --backend on Redis or
-memcached), runs COMMAND while holding it, releases the lock when COMMAND
-exits and exits with COMMAND's status.
+zklock takes the lock PATH (on ZooKeeper, or with --backend on Redis,
+memcached, PostgreSQL or MySQL), runs COMMAND while holding it, releases the
+lock when COMMAND exits and exits with COMMAND's status.
 
 Which lock (at most one of these; default: the mutex, Curator's
 InterProcessMutex, whose waiters are served in the order they asked):
@@ -67,20 +67,33 @@ Every process locking one PATH must take the same kind of lock (--read and
 same PATH do not see each other.
 
 Where the lock lives (default: ZooKeeper):
-  --backend zk|redis|redlock|memcached
+  --backend zk|redis|redlock|memcached|postgres|mysql
   --redis HOST:PORT,...    Redis servers: one for --backend redis (several: Redlock)
   --memcached HOST:PORT    the memcached server for --backend memcached
+  --dsn DSN                the database for --backend postgres or mysql, as its
+                           driver takes it: postgres://USER:PASSWORD@HOST:PORT/DB?...
+                           or "host=... user=... dbname=..." (pgx);
+                           USER:PASSWORD@tcp(HOST:PORT)/DB (go-sql-driver/mysql)
+  --listen-dsn DSN         postgres: the connection waiters LISTEN on for releases
+                           (default: --dsn); a direct one when --dsn goes through
+                           PgBouncer in transaction mode, which cannot LISTEN
+  --table NAME             the lock table, NAME or SCHEMA.NAME (default
+                           zkrecipes_locks); created if missing (when the user may)
   --ttl DUR                how long the lock outlives a zklock that dies (redis,
-                           redlock: default 10s; memcached: whole seconds from 3s,
-                           default 10s); a server that restarted grants nothing
-                           for a TTL, since it may have forgotten a holder
+                           redlock, postgres, mysql: default 10s; memcached: whole
+                           seconds from 3s, default 10s); a Redis or memcached
+                           server that restarted grants nothing for a TTL, since
+                           it may have forgotten a holder
   --without-eviction-check do not refuse a server that may evict the lock (Redis:
                            maxmemory-policy other than noeviction; memcached
                            without -M): where it refuses the check, or to accept
                            that risk
-On Redis the lock is fair (FIFO) and fenced; Redlock has no fencing token;
-memcached waiters poll. --read, --write, --exclusive, --servers, --namespace
-and --session-timeout are for ZooKeeper only, as is zklock ls.
+On Redis and PostgreSQL the lock is fair (FIFO) and fenced; Redlock has no
+fencing token; memcached waiters poll; MySQL waiters wait in GET_LOCK. Through
+PgBouncer in transaction mode, add default_query_exec_mode=simple_protocol to
+a pgx --dsn. Messages never show a DSN's password. --read, --write,
+--exclusive, --servers, --namespace and --session-timeout are for ZooKeeper
+only, as is zklock ls.
 
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -134,6 +147,10 @@ Examples:
   zklock --semaphore 4 /pools/encoders -- ./encode.sh                        # at most 4 at once
   zklock --backend redis --redis 10.0.0.5:6379 /jobs/backup -- ./backup.sh
   zklock --backend redlock --redis r1:6379,r2:6379,r3:6379 --ttl 30s /jobs/x -- ./x.sh
+  zklock --backend postgres --dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
+  zklock --backend postgres --dsn "postgres://app@pgbouncer:6432/app?default_query_exec_mode=simple_protocol" \
+         --listen-dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
+  zklock --backend mysql --dsn "app:$DB_PASSWORD@tcp(db1:3306)/app" --try /jobs/x -- ./x.sh
   zklock ls /jobs/backup
   zklock --servers zk1:2181 ls /data/catalog
 `

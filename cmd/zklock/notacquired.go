@@ -104,6 +104,8 @@ func (r *runner) backendAddr() string {
 		return "Redis at " + r.o.backend.redis
 	case backendMemcached:
 		return "memcached at " + r.o.backend.memcached
+	case backendPostgres, backendMySQL:
+		return r.o.backend.sqlServer()
 	}
 	return "ZooKeeper at " + r.o.conn.servers
 }

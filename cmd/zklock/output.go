@@ -16,6 +16,7 @@ type reporter struct {
 	w       io.Writer
 	quiet   bool
 	verbose bool
+	secrets []string // masked wherever they appear: the DSNs' passwords
 }
 
 func newReporter(w io.Writer, o outputOptions) *reporter {
@@ -41,7 +42,7 @@ func (r *reporter) infof(format string, args ...any) {
 func (r *reporter) print(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.w, "zklock: %s\n", msg)
+	fmt.Fprintf(r.w, "zklock: %s\n", redact(msg, r.secrets))
 }
 
 // logger is the session client's logger: its messages become zklock's:

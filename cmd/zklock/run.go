@@ -35,7 +35,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	if !o.dataSet {
 		o.data = defaultData()
 	}
-	r := &runner{o: o, rep: newReporter(stderr, o.out), stderr: stderr}
+	rep := newReporter(stderr, o.out)
+	rep.secrets = o.backend.secrets()
+	r := &runner{o: o, rep: rep, stderr: stderr}
 	return r.run()
 }
 
@@ -67,8 +69,8 @@ type runner struct {
 // lockName names the lock in messages as its package does, and as its
 // errors do (its String): "mutex PATH", "rwlock PATH (read)", "rwlock PATH
 // (write)", "exclusive PATH", "leader PATH", "semaphore PATH (1 lease)";
-// "redislock NAME", "redlock NAME", "memcachedlock NAME" on the other
-// backends. Before the lock is made (while connecting) it is PATH.
+// "redislock NAME", "redlock NAME", "memcachedlock NAME", "sqllock NAME"
+// on the other backends. Before the lock is made (while connecting) it is PATH.
 func (r *runner) lockName() string {
 	if s, ok := r.lock.(fmt.Stringer); ok {
 		return s.String()
@@ -125,7 +127,7 @@ func (r *runner) open(ctx context.Context) (int, bool) {
 		lock, closeAll, err := r.o.backend.openCompat(ctx, r.o.path, r.rep)
 		switch {
 		case errors.Is(err, recipes.ErrInvalidArgument):
-			return usageError(r.stderr, "%v", err), false
+			return usageError(r.stderr, "%s", redact(err.Error(), r.rep.secrets)), false
 		case err != nil:
 			return r.notAcquired(ctx, err), false
 		}

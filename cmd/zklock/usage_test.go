@@ -87,6 +87,11 @@ func TestHelpAndVersion(t *testing.T) {
 			assert.Contains(t, out, "\n  zklock "+flag+" ", "an example uses the flag")
 		}
 		assert.Contains(t, out, "KIND (mutex|read|write|exclusive|unknown)")
+		for _, flag := range []string{"--backend", "--dsn", "--listen-dsn", "--table", "--ttl"} {
+			assert.Contains(t, out, "\n  "+flag+" ", "the flag is described")
+		}
+		assert.Contains(t, out, "zk|redis|redlock|memcached|postgres|mysql")
+		assert.Contains(t, out, "\n  zklock --backend postgres --dsn ", "an example uses the flag")
 	}
 	code, p := runZklock(t, "ls", "--help")
 	assert.Equal(t, 0, code)

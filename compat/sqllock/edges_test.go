@@ -123,3 +123,29 @@ func TestAcquireRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Processes that create the table at once all succeed (PostgreSQL's
+// concurrent DDL on one name fails unless serialized).
+func TestCreateTableAtOnce(t *testing.T) {
+	for _, db := range []string{"postgres", "mariadb"} {
+		t.Run(db, func(t *testing.T) {
+			var s server
+			if db == "postgres" {
+				s, _ = startPostgres(t)
+			} else {
+				s, _ = startMariaDB(t)
+			}
+			ctx := ctxT(t)
+			const n = 8
+			errs := make(chan error, n)
+			for range n {
+				c, err := sqllock.NewClient(open(t, s.driver, s.dsn), dialectOf(s.driver), sqllock.WithTable("at_once"))
+				require.NoError(t, err)
+				go func() { errs <- c.CreateTable(ctx) }()
+			}
+			for range n {
+				assert.NoError(t, <-errs)
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,8 +35,17 @@ type pgWaiting struct {
 	wait bool
 }
 
+// waiterSeq numbers the waiters of the process: with a listener, a
+// waiter's id is its number (base 36), unique in its Client's channel,
+// which is unique itself; short ids keep the row's queue small (every
+// operation writes the row anew).
+var waiterSeq atomic.Uint64
+
 func (l *Lock) acquirePostgres(ctx context.Context, wait bool) (*hold.Lease, error) {
-	id := uuid.NewString()
+	id := uuid.NewString() // no listener: the channel is empty, the id unique alone
+	if l.c.channel != "" {
+		id = strconv.FormatUint(waiterSeq.Add(1), 36)
+	}
 	w := pgWaiting{l: l, id: id, me: l.c.channel + "/" + id, wait: wait}
 	return w.run(ctx)
 }

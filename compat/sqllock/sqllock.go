@@ -206,11 +206,37 @@ func (c *Client) DDL() []string { return append([]string(nil), c.sql.ddl...) }
 // if they do not exist; on PostgreSQL the function is replaced, which
 // updates it to this version's. Rows are never deleted by the lock: one
 // per lock name, which keeps the token.
+//
+// Processes may call it at once: on PostgreSQL (whose concurrent DDL on
+// one name fails with "tuple concurrently updated") it runs in one
+// transaction under a transaction-level advisory lock on the table's
+// name, which a transaction pooler keeps; MySQL's CREATE TABLE IF NOT
+// EXISTS waits on the table's metadata lock.
 func (c *Client) CreateTable(ctx context.Context) error {
-	for _, s := range c.sql.ddl {
-		if _, err := c.db.ExecContext(ctx, s); err != nil {
+	if c.dialect == MySQL {
+		for _, s := range c.sql.ddl {
+			if _, err := c.db.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("sqllock: create table %s: %w", c.table, err)
+			}
+		}
+		return nil
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqllock: create table %s: %w", c.table, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, s := range append([]string{`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`}, c.sql.ddl...) {
+		var args []any
+		if strings.HasPrefix(s, "SELECT pg_advisory_xact_lock") {
+			args = []any{"zkrecipes.sqllock.ddl:" + c.sql.table}
+		}
+		if _, err := tx.ExecContext(ctx, s, args...); err != nil {
 			return fmt.Errorf("sqllock: create table %s: %w", c.table, err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqllock: create table %s: %w", c.table, err)
 	}
 	return nil
 }
@@ -380,13 +406,47 @@ func (c *Client) check(ctx context.Context) error {
 	return nil
 }
 
-// permanent marks the errors of database/sql that trying again cannot
-// mend: a closed *sql.DB, a closed connection of ours.
+// permanent marks the errors that trying again cannot mend: a closed
+// *sql.DB or connection of ours, database/sql's own refusals (an
+// argument it cannot convert), and the server's errors of SQLSTATE class
+// 42 (syntax error or access rule violation: a table or function
+// missing, a permission refused) and 28 (invalid authorization). Others
+// (the server unreachable, restarting, a deadlock, a timeout) are
+// transient.
 func permanent(err error) error {
-	if err != nil && (strings.Contains(err.Error(), "sql: database is closed") || errors.Is(err, sql.ErrConnDone)) {
+	if err == nil || errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	msg := err.Error()
+	switch class := sqlStateClass(err); {
+	case strings.Contains(msg, "sql: database is closed"), errors.Is(err, sql.ErrConnDone),
+		strings.HasPrefix(msg, "sql: expected"), strings.HasPrefix(msg, "sql: converting"),
+		class == "42", class == "28":
 		return ttl.Permanent(err)
 	}
 	return err
+}
+
+// mysqlError is how go-sql-driver/mysql writes a server's error: "Error
+// 1146 (42S02): Table ...".
+var mysqlError = regexp.MustCompile(`^Error \d+ \(([0-9A-Z]{5})\)`)
+
+// sqlStateClass is the class (two characters) of the SQLSTATE of err, as
+// pgx and lib/pq give it (a SQLState method) or go-sql-driver/mysql
+// writes it; "" when err has none.
+func sqlStateClass(err error) string {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		if code := st.SQLState(); len(code) == 5 {
+			return code[:2]
+		}
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if m := mysqlError.FindStringSubmatch(e.Error()); m != nil {
+			return m[1][:2]
+		}
+	}
+	return ""
 }
 
 // errDB wraps a database error of Acquire, keeping ctx's errors as they

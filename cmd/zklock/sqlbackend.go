@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-sql-driver/mysql" // and the database/sql driver "mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock"
+	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// The database/sql drivers of the SQL backends.
+const (
+	driverPostgres = "pgx"   // github.com/jackc/pgx/v5/stdlib
+	driverMySQL    = "mysql" // github.com/go-sql-driver/mysql
+)
+
+// validateSQL checks the flags of --backend postgres and mysql: --dsn is
+// given and parses, as --listen-dsn does. Nothing is connected to.
+func (b *backendOptions) validateSQL(set map[string]bool) error {
+	if b.dsn == "" {
+		return fmt.Errorf("--backend %s needs --dsn DSN", b.name)
+	}
+	invalid := func(flag string, err error) error {
+		// pgx's messages show the DSN, its password masked; the
+		// reporter's masking is for messages printed after this one.
+		return fmt.Errorf("invalid %s: %s", flag, redact(err.Error(), b.secrets()))
+	}
+	if b.name == backendMySQL {
+		if _, err := mysql.ParseDSN(b.dsn); err != nil {
+			return invalid("--dsn "+maskDSN(b.dsn), err)
+		}
+		return nil
+	}
+	if _, err := pgx.ParseConfig(b.dsn); err != nil {
+		return invalid("--dsn", err)
+	}
+	if set["listen-dsn"] {
+		if b.listenDSN == "" {
+			return errors.New("empty --listen-dsn (leave it out to LISTEN over --dsn)")
+		}
+		if _, err := pgx.ParseConfig(b.listenDSN); err != nil {
+			return invalid("--listen-dsn", err)
+		}
+	}
+	return nil
+}
+
+// listenOr is the DSN of PostgreSQL's LISTEN connection.
+func (b *backendOptions) listenOr() string {
+	if b.listenDSN != "" {
+		return b.listenDSN
+	}
+	return b.dsn
+}
+
+// sqlServer names the SQL server in messages, its DSN's password masked:
+// "PostgreSQL at postgres://user:xxxxx@host/db".
+func (b *backendOptions) sqlServer() string {
+	if b.name == backendMySQL {
+		return "MySQL at " + maskDSN(b.dsn)
+	}
+	return "PostgreSQL at " + maskDSN(b.dsn)
+}
+
+// secrets are the passwords of the DSNs given, as written and as the
+// driver reads them (URL-decoded, unquoted), which no message may show:
+// the reporter masks them wherever they appear.
+func (b *backendOptions) secrets() []string {
+	var out []string
+	for _, dsn := range []string{b.dsn, b.listenDSN} {
+		if dsn == "" {
+			continue
+		}
+		out = append(out, dsnSecrets(dsn)...)
+		switch b.name {
+		case backendMySQL:
+			if cfg, err := mysql.ParseDSN(dsn); err == nil {
+				out = append(out, cfg.Passwd)
+			}
+		case backendPostgres:
+			if cfg, err := pgx.ParseConfig(dsn); err == nil {
+				out = append(out, cfg.Password)
+			}
+		}
+	}
+	// Longest first, so that no part of one is left when another is in it.
+	slices.SortFunc(out, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.DeleteFunc(slices.Compact(out), func(s string) bool { return s == "" })
+}
+
+// openSQL opens the lock named name in the lease table of --dsn, after
+// checking that the server answers and creating the table if it is
+// missing (bounded by ctx). It returns the lock and what closes the
+// client and the pool.
+func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter) (recipes.Locker, func(), error) {
+	driver, dialect := driverPostgres, sqllock.PostgreSQL
+	if b.name == backendMySQL {
+		driver, dialect = driverMySQL, sqllock.MySQL
+	}
+	db, err := sql.Open(driver, b.dsn)
+	if err != nil { // not expected: validate parsed it
+		return nil, nil, fmt.Errorf("%w: --dsn: %v", recipes.ErrInvalidArgument, err)
+	}
+	opts := []sqllock.ClientOption{sqllock.WithTable(b.table)}
+	if dialect == sqllock.PostgreSQL {
+		l, err := pgxlisten.Parse(b.listenOr())
+		if err != nil { // not expected: validate parsed it
+			_ = db.Close()
+			return nil, nil, fmt.Errorf("%w: --listen-dsn: %v", recipes.ErrInvalidArgument, err)
+		}
+		opts = append(opts, sqllock.WithListener(listenReport{l: l, rep: rep}))
+	}
+	c, err := sqllock.NewClient(db, dialect, opts...)
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	closeAll := func() {
+		_ = c.Close() // stops the listener
+		_ = db.Close()
+	}
+	l, err := sqllock.New(c, name, sqllock.WithTTL(b.ttlOr(sqllock.DefaultTTL)))
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("cannot connect to %s: %w", b.sqlServer(), err)
+	}
+	lock := sqlLock{Lock: l}
+	switch err := c.CreateTable(ctx); {
+	case err == nil:
+	case deniedDDL(err):
+		// Made by someone else, perhaps (a DBA, with zklock's user granted
+		// DML only): the first acquire checks that it is there.
+		rep.infof("cannot create the lock table %s on %s (trying it as it is): %v", b.table, b.sqlServer(), err)
+		lock.createErr = err
+	default:
+		closeAll()
+		return nil, nil, fmt.Errorf("cannot create the lock table %s on %s: %w", b.table, b.sqlServer(), err)
+	}
+	return lock, closeAll, nil
+}
+
+// deniedDDL tells the error of a user who may not create the table (or,
+// on PostgreSQL, replace its function): PostgreSQL's insufficient_privilege,
+// MySQL's access denied.
+func deniedDDL(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "42501"
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1044, 1142, 1227: // ER_DBACCESS_DENIED_ERROR, ER_TABLEACCESS_DENIED_ERROR, ER_SPECIFIC_ACCESS_DENIED_ERROR
+			return true
+		}
+	}
+	return false
+}
+
+// sqlLock is the lock of the SQL backends: an error of its acquire says
+// why zklock could not create the table, when it could not (the table may
+// be missing).
+type sqlLock struct {
+	*sqllock.Lock
+	createErr error
+}
+
+func (l sqlLock) Acquire(ctx context.Context) (recipes.Lease, error) {
+	lease, err := l.Lock.Acquire(ctx)
+	return lease, l.explain(err)
+}
+
+func (l sqlLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
+	lease, err := l.Lock.TryAcquire(ctx)
+	return lease, l.explain(err)
+}
+
+func (l sqlLock) explain(err error) error {
+	if err == nil || l.createErr == nil || errors.Is(err, recipes.ErrLocked) {
+		return err
+	}
+	return fmt.Errorf("%w (zklock could not create the table: %v)", err, l.createErr)
+}
+
+// listenReport is the PostgreSQL listener, its failures reported with -v
+// only (the client connects again; meanwhile waiters go by their timers).
+type listenReport struct {
+	l   sqllock.Listener
+	rep *reporter
+}
+
+func (w listenReport) Listen(ctx context.Context, channel string, ready func(), notify func(string)) error {
+	err := w.l.Listen(ctx, channel, ready, notify)
+	if err != nil && ctx.Err() == nil {
+		w.rep.infof("postgres: LISTEN connection: %v (waiters learn of releases by their timers until it is back)", err)
+	}
+	return err
+}
