@@ -13,10 +13,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// subscribeWait bounds the wait for the server to confirm a new
-// subscription; past it the waiter relies on its timer until it does.
-const subscribeWait = time.Second
-
 // waiting is one Acquire or TryAcquire of a lock by the waiter id.
 type waiting struct {
 	l    *Lock
@@ -78,13 +74,10 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 		if !confirmed {
 			// A grant published before the server took the subscription
 			// was missed: once it has, look again.
-			select {
-			case <-watch.Ready:
-			case <-time.After(subscribeWait):
-			case <-ctx.Done():
+			if !watch.AwaitReady(ctx) {
 				return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 			}
-			confirmed = true // or past subscribeWait: the timer alone until it is
+			confirmed = true // or past grants.ReadyWait: the timer alone until it is
 			continue
 		}
 		g, granted, ok := w.await(ctx, watch, got.wait)

@@ -129,12 +129,7 @@ func TestAcquireRefuses(t *testing.T) {
 func TestCreateTableAtOnce(t *testing.T) {
 	for _, db := range []string{"postgres", "mariadb"} {
 		t.Run(db, func(t *testing.T) {
-			var s server
-			if db == "postgres" {
-				s, _ = startPostgres(t)
-			} else {
-				s, _ = startMariaDB(t)
-			}
+			s := startDB(t, db)
 			ctx := ctxT(t)
 			const n = 8
 			errs := make(chan error, n)

@@ -163,12 +163,7 @@ func TestTokensAboveADroppedRow(t *testing.T) {
 func TestFIFO(t *testing.T) {
 	for _, db := range []string{"postgres", "mariadb"} {
 		t.Run(db, func(t *testing.T) {
-			var s server
-			if db == "postgres" {
-				s, _ = startPostgres(t)
-			} else {
-				s, _ = startMariaDB(t)
-			}
+			s := startDB(t, db)
 			ctx := ctxT(t)
 			holder, err := newLock(t, s.client(t), "fifo").Acquire(ctx)
 			require.NoError(t, err)

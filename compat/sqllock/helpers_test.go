@@ -98,6 +98,16 @@ func startMariaDB(t testing.TB) (server, *harness.MariaDB) {
 	return s, m
 }
 
+// startDB starts the database db names: "postgres" or "mariadb".
+func startDB(t testing.TB, db string) server {
+	if db == "postgres" {
+		s, _ := startPostgres(t)
+		return s
+	}
+	s, _ := startMariaDB(t)
+	return s
+}
+
 func open(t testing.TB, driver, dsn string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open(driver, dsn)

@@ -15,10 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// subscribeWait bounds the wait for the listener to confirm its LISTEN;
-// past it the waiter relies on its timer until it does.
-const subscribeWait = time.Second
-
 // The operations of the PostgreSQL function.
 const (
 	opAcquire = "acquire" // take it if free, never queue (TryAcquire)
@@ -111,10 +107,7 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 		if !confirmed {
 			// A grant notified before the LISTEN held was missed: once it
 			// holds, look again.
-			select {
-			case <-watch.Ready:
-			case <-time.After(subscribeWait):
-			case <-ctx.Done():
+			if !watch.AwaitReady(ctx) {
 				return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
 			}
 			confirmed = true

@@ -13,6 +13,7 @@
 package grants
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,25 @@ func (b *Board) Watch(id string) *Watcher {
 	b.waiters[id] = w.Grants
 	w.Ready, w.Confirmed = b.ready, b.confirmed
 	return w
+}
+
+// ReadyWait bounds AwaitReady: past it a waiter relies on its timer until
+// the board is ready.
+const ReadyWait = time.Second
+
+// AwaitReady waits until the board is ready (a grant sent before that may
+// have been missed, so the waiter then looks again), for ReadyWait at
+// most; false when ctx ended first.
+func (w *Watcher) AwaitReady(ctx context.Context) bool {
+	t := time.NewTimer(ReadyWait)
+	defer t.Stop()
+	select {
+	case <-w.Ready:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // Stop ends the watch.
