@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -168,25 +169,27 @@ func TestFIFO(t *testing.T) {
 			holder, err := newLock(t, s.client(t), "fifo").Acquire(ctx)
 			require.NoError(t, err)
 			const n = 5
-			order := make(chan int, n)
+			var mu sync.Mutex
+			var order []int // by acquisition: each appends while it holds the lock
+			var done sync.WaitGroup
 			for i := range n {
 				l := newLock(t, s.client(t), "fifo")
-				go func() {
+				done.Go(func() {
 					lease, err := l.Acquire(ctx)
 					if !assert.NoError(t, err) {
-						order <- -1
 						return
 					}
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
 					assert.NoError(t, lease.Release(ctx))
-					order <- i
-				}()
+				})
 				// The next waiter comes once this one waits.
 				require.Eventually(t, func() bool { return s.waiting(t, "fifo") == i+1 }, waitLimit, 5*time.Millisecond)
 			}
 			require.NoError(t, holder.Release(ctx))
-			for want := range n {
-				assert.Equal(t, want, <-order)
-			}
+			done.Wait()
+			assert.Equal(t, []int{0, 1, 2, 3, 4}, order)
 		})
 	}
 }
