@@ -1,6 +1,7 @@
 package sqllock_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -205,4 +206,35 @@ func (s server) waiting(t testing.TB, name string) int {
 	err := s.admin.QueryRowContext(ctxT(t), "SELECT cardinality(waiters) FROM zkrecipes_locks WHERE name = $1", name).Scan(&n)
 	require.NoError(t, err)
 	return n
+}
+
+// A TryAcquire whose statement lands but whose reply comes after its
+// context ended (a slow network) gets no lease, and frees what its
+// statement took: the lock is not left held for its TTL (an hour here).
+func TestAbandonedAttemptLeavesNothing(t *testing.T) {
+	s, pg := startPostgres(t)
+	s.client(t) // makes the table
+	slow, p := s.through(t, pg.Addr())
+	l := newLock(t, slow.client(t), "abandoned", sqllock.WithTTL(time.Hour))
+	other := newLock(t, s.client(t), "abandoned", sqllock.WithTTL(time.Hour))
+	// The client's first use (the table check) before the network slows.
+	warm, err := l.TryAcquire(ctxT(t))
+	require.NoError(t, err)
+	require.NoError(t, warm.Release(ctxT(t)))
+
+	p.LatencyToClient(t, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	defer cancel()
+	_, err = l.TryAcquire(ctx)
+	require.ErrorIs(t, err, recipes.ErrNotAcquired)
+	require.Eventually(t, func() bool {
+		lease, err := other.TryAcquire(ctxT(t))
+		if err != nil {
+			return false
+		}
+		require.NoError(t, lease.Release(ctxT(t)))
+		return true
+	}, waitLimit, 20*time.Millisecond, "the abandoned attempt's lock was not freed")
+	p.Restore(t)
+	require.Eventually(t, func() bool { return len(s.leftovers(t, "abandoned")) == 0 }, waitLimit, 20*time.Millisecond)
 }

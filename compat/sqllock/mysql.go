@@ -119,9 +119,12 @@ func (p *pinned) discard() {
 }
 
 func (l *Lock) acquireMySQL(ctx context.Context, wait bool) (*hold.Lease, error) {
-	me := uuid.NewString()
 	backoff := retryBase
 	for {
+		// An id of its own for each try: a release of an earlier one that
+		// goes on in the background (a take refused as too late) must not
+		// free this one's row.
+		me := uuid.NewString()
 		err := l.c.check(ctx)
 		var p *pinned
 		if err == nil {
@@ -132,11 +135,7 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool) (*hold.Lease, error)
 			if le, err = l.takeRow(ctx, p, me, wait); err == nil {
 				return le, nil
 			}
-			if ctx.Err() != nil {
-				p.discard() // a wait in the server was killed
-			} else {
-				p.release()
-			}
+			l.leave(ctx, me, p, errors.Is(err, recipes.ErrLocked))
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -151,6 +150,28 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool) (*hold.Lease, error)
 		}
 		backoff = min(2*backoff, retryCap)
 	}
+}
+
+// leave ends a try that did not get the lock: the row is let go if a take
+// of it may have landed (its reply lost, or abandoned when ctx ended),
+// then the companion (a wait in the server abandoned when ctx ended was
+// killed: the connection is closed). In the background, bounded, whatever
+// ctx says, so that the caller returns at once; refused (ErrLocked), no
+// take landed, and it only lets the companion go.
+func (l *Lock) leave(ctx context.Context, me string, p *pinned, refused bool) {
+	abandoned := ctx.Err() != nil
+	go func() {
+		if !refused {
+			rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+			_, _ = l.c.exec(rctx, l.c.sql.release, l.name, me)
+			stop()
+		}
+		if abandoned {
+			p.discard()
+		} else {
+			p.release()
+		}
+	}()
 }
 
 // takeRow takes the row for me, p holding the companion or not: at once
@@ -245,13 +266,22 @@ func (s *mysqlServer) Free(ctx context.Context) error {
 // for one.
 func (c *Client) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.stmts[query]; st != nil {
+	st := c.stmts[query]
+	c.mu.Unlock()
+	if st != nil {
 		return st, nil
 	}
+	// Prepared outside the mutex: a slow server must not hold up the
+	// Client's other statements (a renewal among them).
 	st, err := c.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if first := c.stmts[query]; first != nil {
+		_ = st.Close()
+		return first, nil
 	}
 	if c.stmts == nil {
 		c.stmts = map[string]*sql.Stmt{}

@@ -83,6 +83,9 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 	queued := false
 	for {
 		sent := time.Now()
+		// From now on the statement may land, even if its reply is lost
+		// or ctx ends first: every way out releases what it may have done.
+		queued = true
 		code, n, err := l.call(ctx, op, w.me, sent)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -91,7 +94,6 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 			return nil, w.giveUp(ctx, queued, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err)))
 		case err != nil:
 			// The statement may or may not have run: trying again finds out.
-			queued = true
 			if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
 				return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
 			}
@@ -102,7 +104,6 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 		case !w.wait:
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
 		}
-		queued = true
 		backoff = retryBase
 		if !confirmed {
 			// A grant notified before the LISTEN held was missed: once it

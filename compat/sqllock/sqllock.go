@@ -408,45 +408,52 @@ func (c *Client) check(ctx context.Context) error {
 
 // permanent marks the errors that trying again cannot mend: a closed
 // *sql.DB or connection of ours, database/sql's own refusals (an
-// argument it cannot convert), and the server's errors of SQLSTATE class
-// 42 (syntax error or access rule violation: a table or function
-// missing, a permission refused) and 28 (invalid authorization). Others
-// (the server unreachable, restarting, a deadlock, a timeout) are
-// transient.
+// argument it cannot convert), PostgreSQL's errors of SQLSTATE class 42
+// (syntax error or access rule violation: a table or function missing, a
+// permission refused) and 28 (invalid authorization), and MySQL's of the
+// same kinds, by number (mysqlPermanent). Others (the server
+// unreachable, restarting, a deadlock, a limit, a timeout) are transient.
 func permanent(err error) error {
 	if err == nil || errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	msg := err.Error()
-	switch class := sqlStateClass(err); {
-	case strings.Contains(msg, "sql: database is closed"), errors.Is(err, sql.ErrConnDone),
-		strings.HasPrefix(msg, "sql: expected"), strings.HasPrefix(msg, "sql: converting"),
-		class == "42", class == "28":
+	if strings.Contains(msg, "sql: database is closed") || errors.Is(err, sql.ErrConnDone) ||
+		strings.Contains(msg, "sql: expected") || strings.Contains(msg, "sql: converting") {
+		return ttl.Permanent(err)
+	}
+	var st interface{ SQLState() string } // pgx, lib/pq
+	if errors.As(err, &st) {
+		if code := st.SQLState(); strings.HasPrefix(code, "42") || strings.HasPrefix(code, "28") {
+			return ttl.Permanent(err)
+		}
+		return err
+	}
+	if m := mysqlError.FindStringSubmatch(msg); m != nil && mysqlPermanent[m[1]] {
 		return ttl.Permanent(err)
 	}
 	return err
 }
 
 // mysqlError is how go-sql-driver/mysql writes a server's error: "Error
-// 1146 (42S02): Table ...".
-var mysqlError = regexp.MustCompile(`^Error \d+ \(([0-9A-Z]{5})\)`)
+// 1146 (42S02): Table ...", anywhere in a wrapped message.
+var mysqlError = regexp.MustCompile(`Error (\d+) \([0-9A-Z]{5}\)`)
 
-// sqlStateClass is the class (two characters) of the SQLSTATE of err, as
-// pgx and lib/pq give it (a SQLState method) or go-sql-driver/mysql
-// writes it; "" when err has none.
-func sqlStateClass(err error) string {
-	var st interface{ SQLState() string }
-	if errors.As(err, &st) {
-		if code := st.SQLState(); len(code) == 5 {
-			return code[:2]
-		}
-	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if m := mysqlError.FindStringSubmatch(e.Error()); m != nil {
-			return m[1][:2]
-		}
-	}
-	return ""
+// mysqlPermanent are MySQL's errors that trying again cannot mend, by
+// number: access refused, a table, column or routine missing, a syntax
+// error. Not all of SQLSTATE class 42: it also holds limits that pass
+// (1203 too many connections for the user, 1226 a user's resource limit,
+// 1461 max_prepared_stmt_count).
+var mysqlPermanent = map[string]bool{
+	"1044": true, // ER_DBACCESS_DENIED_ERROR
+	"1045": true, // ER_ACCESS_DENIED_ERROR
+	"1054": true, // ER_BAD_FIELD_ERROR
+	"1064": true, // ER_PARSE_ERROR
+	"1142": true, // ER_TABLEACCESS_DENIED_ERROR
+	"1143": true, // ER_COLUMNACCESS_DENIED_ERROR
+	"1146": true, // ER_NO_SUCH_TABLE
+	"1227": true, // ER_SPECIFIC_ACCESS_DENIED_ERROR
+	"1370": true, // ER_PROCACCESS_DENIED_ERROR
 }
 
 // errDB wraps a database error of Acquire, keeping ctx's errors as they
