@@ -47,6 +47,7 @@ type backendOptions struct {
 	table     string // postgres, mysql: the lease table
 	ttl       time.Duration
 	noCheck   bool
+	noDurable bool // postgres, mysql: skip the durability check
 }
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
@@ -59,6 +60,8 @@ func (b *backendOptions) register(fs *flag.FlagSet) {
 	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redlock, memcached, postgres and mysql (default 10s)")
 	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
 		"do not check that the Redis or memcached server cannot evict the lock (where it refuses the check, or to accept that risk)")
+	fs.BoolVar(&b.noDurable, "without-durability-check", false,
+		"do not refuse a PostgreSQL with synchronous_commit off or a MySQL with innodb_flush_log_at_trx_commit 0 (to accept that a crash may forget a grant)")
 }
 
 // backendFlags are the flags of the backends other than ZooKeeper, each
@@ -74,6 +77,7 @@ var backendFlags = []struct {
 	{"table", []string{backendPostgres, backendMySQL}},
 	{"ttl", []string{backendRedis, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
 	{"without-eviction-check", []string{backendRedis, backendRedlock, backendMemcached}},
+	{"without-durability-check", []string{backendPostgres, backendMySQL}},
 }
 
 // validate checks the backend flags against the others set (by name).

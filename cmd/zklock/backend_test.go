@@ -106,6 +106,7 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,"}, "empty server address"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--ttl", "0"}, "--ttl"},
 		{[]string{"--without-eviction-check"}, "--without-eviction-check needs --backend redis, redlock or memcached"},
+		{[]string{"--without-durability-check"}, "--without-durability-check needs --backend postgres or mysql"},
 		// The SQL backends: nothing is connected to (port 1 has no server).
 		{[]string{"--backend", "postgres"}, "--backend postgres needs --dsn DSN"},
 		{[]string{"--backend", "mysql"}, "--backend mysql needs --dsn DSN"},

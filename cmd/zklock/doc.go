@@ -58,6 +58,9 @@
 //	--without-eviction-check do not refuse a server that may evict the lock
 //	                         (Redis maxmemory-policy other than noeviction,
 //	                         memcached without -M)
+//	--without-durability-check  do not refuse a PostgreSQL with synchronous_commit
+//	                         off or a MySQL with innodb_flush_log_at_trx_commit 0
+//	                         (a crash of the server may then forget a grant)
 //
 // On PostgreSQL and MySQL zklock creates the table (and, on PostgreSQL,
 // its function) if it is missing, before it waits for the lock; a user who

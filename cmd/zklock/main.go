@@ -88,6 +88,9 @@ Where the lock lives (default: ZooKeeper):
                            maxmemory-policy other than noeviction; memcached
                            without -M): where it refuses the check, or to accept
                            that risk
+  --without-durability-check  do not refuse a PostgreSQL with synchronous_commit
+                           off or a MySQL with innodb_flush_log_at_trx_commit 0:
+                           to accept that a crash may forget a grant
 On Redis and PostgreSQL the lock is fair (FIFO) and fenced; Redlock has no
 fencing token; memcached waiters poll; MySQL waiters wait in GET_LOCK. Through
 PgBouncer in transaction mode, add default_query_exec_mode=simple_protocol to

@@ -221,3 +221,18 @@ func TestSQLUnreachable(t *testing.T) {
 		assert.Empty(t, p.stderr.String(), "-q prints nothing")
 	}
 }
+
+// A PostgreSQL that acknowledges commits before they are safe is refused,
+// exit 69, naming the setting and the flag; --without-durability-check
+// takes the risk.
+func TestSQLDurability(t *testing.T) {
+	pg := harness.StartPostgres(t)
+	pg.Query(t, "ALTER DATABASE zkr SET synchronous_commit = off")
+	args := []string{"--backend", "postgres", "--dsn", pg.DSN(), "--timeout", "30s", "/durable"}
+	code, p := runZklock(t, slices.Concat(args, []string{"--", "true"})...)
+	assert.Equal(t, exitUnavailable, code)
+	assert.Contains(t, p.stderr.String(), "synchronous_commit is off")
+	assert.Contains(t, p.stderr.String(), "--without-durability-check")
+	code, p = runZklock(t, slices.Concat([]string{"--without-durability-check"}, args, []string{"--", "true"})...)
+	assert.Equal(t, 0, code, p.stderr.String())
+}

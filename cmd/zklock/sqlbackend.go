@@ -116,6 +116,9 @@ func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter
 		return nil, nil, fmt.Errorf("%w: --dsn: %v", recipes.ErrInvalidArgument, err)
 	}
 	opts := []sqllock.ClientOption{sqllock.WithTable(b.table)}
+	if b.noDurable {
+		opts = append(opts, sqllock.WithoutDurabilityCheck())
+	}
 	if dialect == sqllock.PostgreSQL {
 		l, err := pgxlisten.Parse(b.listenOr())
 		if err != nil { // not expected: validate parsed it
@@ -194,6 +197,9 @@ func (l sqlLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 }
 
 func (l sqlLock) explain(err error) error {
+	if errors.Is(err, sqllock.ErrDurability) {
+		return fmt.Errorf("%w (zklock: --without-durability-check)", err)
+	}
 	if err == nil || l.createErr == nil || errors.Is(err, recipes.ErrLocked) {
 		return err
 	}
