@@ -92,7 +92,7 @@ func newElection(c *session.Client, path, id, name string) (*Election, error) {
 	driver := engine.LeaseDriver{Leases: 1, Kind: name}
 	return &Election{
 		c: c, path: path, id: id, name: name,
-		lock: engine.NewLock(engine.Client(c), "leader "+path, path, name, []string{name}, driver, []byte(id)),
+		lock: engine.NewLock(engine.Client(c), "leader", "leader "+path, path, name, []string{name}, driver, []byte(id)),
 	}, nil
 }
 

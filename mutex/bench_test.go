@@ -179,7 +179,7 @@ func (e engineLock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 func queueLocks(b *testing.B, servers []string, path string, n int, driver engine.Driver) []func(func()) error {
 	lockers := make([]recipes.Locker, n)
 	for i := range lockers {
-		lockers[i] = engineLock{engine.NewLock(engine.Client(connect(b, servers)), "mutex "+path, path, mutex.LockName,
+		lockers[i] = engineLock{engine.NewLock(engine.Client(connect(b, servers)), "mutex", "mutex "+path, path, mutex.LockName,
 			[]string{mutex.LockName}, driver, nil)}
 	}
 	return lockbench.Lockers(context.Background(), lockers...)

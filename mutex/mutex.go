@@ -106,7 +106,7 @@ func New(c *session.Client, path string, opts ...Option) (*Mutex, error) {
 		return nil, fmt.Errorf("mutex: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)
 	}
 	driver := engine.LeaseDriver{Leases: 1, Kind: LockName, Lookahead: o.lookahead}
-	l := engine.NewLock(engine.Client(c), "mutex "+path, path, LockName, []string{LockName}, driver, o.data)
+	l := engine.NewLock(engine.Client(c), "mutex", "mutex "+path, path, LockName, []string{LockName}, driver, o.data)
 	if o.revocable {
 		l.MakeRevocable()
 	}

@@ -88,8 +88,8 @@ func New(c *session.Client, path string, opts ...Option) (*RWLock, error) {
 	}
 	conn, d := engine.Client(c), driver{writerLookahead: o.writerLookahead, readerLookahead: o.readerLookahead}
 	rw := &RWLock{name: "rwlock " + path}
-	rw.read = &ReadLock{q: engine.NewLock(conn, rw.name+" (read)", path, ReadName, kinds, d, o.data), rw: rw}
-	rw.write = &WriteLock{q: engine.NewLock(conn, rw.name+" (write)", path, WriteName, kinds, d, o.data), rw: rw}
+	rw.read = &ReadLock{q: engine.NewLock(conn, "read", rw.name+" (read)", path, ReadName, kinds, d, o.data), rw: rw}
+	rw.write = &WriteLock{q: engine.NewLock(conn, "write", rw.name+" (write)", path, WriteName, kinds, d, o.data), rw: rw}
 	if o.revocable {
 		if len(o.data) > 0 {
 			return nil, fmt.Errorf("rwlock: %w: WithRevocable and WithData together (revocable nodes hold no data)", recipes.ErrInvalidArgument)

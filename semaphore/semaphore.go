@@ -104,7 +104,7 @@ func newSemaphore(c *session.Client, path string, max engine.MaxLeases, opts []O
 		Leases:    session.JoinPath(path, LeasesNode),
 		LeaseName: LeaseName,
 	}
-	return &Semaphore{s: engine.NewSemaphore(engine.Client(c), "semaphore "+path, nodes, o.data, max), c: c, path: path}, nil
+	return &Semaphore{s: engine.NewSemaphore(engine.Client(c), "semaphore "+path, path, nodes, o.data, max), c: c, path: path}, nil
 }
 
 // Path is the semaphore's path.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // Client is a long-lived ZooKeeper client: one connection at a time, one
@@ -75,7 +76,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
-	c.live.requested, c.live.log = cfg.sessionTimeout, cfg.logger
+	c.live.requested, c.live.log, c.live.trace = cfg.sessionTimeout, cfg.logger, cfg.trace
 	c.mu.Lock()
 	c.startDialLocked()
 	c.mu.Unlock()
@@ -155,6 +156,9 @@ func (c *Client) applyLocked(in input, id int64) {
 		}
 		c.log.Log(context.Background(), level, "zookeeper connection state",
 			"state", ch.State.String(), "session", fmt.Sprintf("0x%x", ch.SessionID), "err", ch.Err)
+		if t := c.cfg.trace; t != nil && t.SessionState != nil {
+			t.SessionState(recipes.SessionStateInfo{State: ch.State.String(), SessionID: ch.SessionID, Err: ch.Err})
+		}
 		for _, s := range c.subs {
 			s.push(ch)
 		}
@@ -228,6 +232,10 @@ func (c *Client) SessionTimeout() time.Duration { return c.live.timeout(c.cfg.se
 
 // Namespace returns the namespace ("" for none).
 func (c *Client) Namespace() string { return string(c.cfg.namespace) }
+
+// Trace returns the trace WithTrace set (nil when none), for recipes built
+// on the client.
+func (c *Client) Trace() *recipes.Trace { return c.cfg.trace }
 
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.log }

@@ -17,13 +17,13 @@ var (
 	// bad input of every package.
 	ErrInvalidArgument = fmt.Errorf("session: %w", recipes.ErrInvalidArgument)
 	// ErrClosed: the Client was closed.
-	ErrClosed = errors.New("session: client closed")
+	ErrClosed = recipes.NewEndError("session: client closed", recipes.EndClosed)
 	// ErrSuspended is the cause of a session value's end under the default
 	// policy when the connection was lost and the session may still live.
-	ErrSuspended = errors.New("session: connection suspended")
+	ErrSuspended = recipes.NewEndError("session: connection suspended", recipes.EndSuspended)
 	// ErrSessionLost is the cause of a session value's end when the session
 	// expired, or was suspended past what the error policy allows.
-	ErrSessionLost = errors.New("session: session lost")
+	ErrSessionLost = recipes.NewEndError("session: session lost", recipes.EndSessionLost)
 	// ErrRetriesExhausted: a retryable error persisted past the RetryPolicy.
 	ErrRetriesExhausted = errors.New("session: retries exhausted")
 	// ErrGuardFailed: a guarded write (CreateWithZxid with guards, a lease's

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -36,8 +37,11 @@ func handshakeBound(t time.Duration, n int) time.Duration {
 // clamped to it (go-zookeeper clears its deadlines between reads, and sets
 // none on the body of the response).
 type handshake struct {
-	by   time.Time // when the attempt is abandoned
-	done atomic.Bool
+	by     time.Time // when the attempt is abandoned
+	start  time.Time // when it began (the dial)
+	server string    // the address dialed
+	done   atomic.Bool
+	failed atomic.Bool // the attempt was reported failed
 }
 
 // clamp returns the deadline to set in place of d.
@@ -72,13 +76,26 @@ func (t *trackedConn) handshakeDone() {
 		return
 	}
 	_ = t.Conn.SetDeadline(time.Time{})
+	t.l.reportConnect(t.hs.server, t.hs.start, nil)
 }
 
-// noteHandshakeTimeout logs a member that accepted the connection and did
-// not answer within the bound: the operator's clue to a sick member.
+// noteHandshakeTimeout reports a read that failed before the connect
+// response came (the attempt failed), and logs a member that accepted the
+// connection and did not answer within the bound: the operator's clue to a
+// sick member.
 func (t *trackedConn) noteHandshakeTimeout(err error) {
-	if t.hs.done.Load() || !errors.Is(err, os.ErrDeadlineExceeded) {
+	if t.hs.done.Load() {
 		return
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		if !t.hs.failed.Swap(true) {
+			t.l.reportConnect(t.hs.server, t.hs.start, fmt.Errorf("handshake: %w", err))
+		}
+		return
+	}
+	if !t.hs.failed.Swap(true) {
+		t.l.reportConnect(t.hs.server, t.hs.start,
+			fmt.Errorf("no answer to the handshake within %v: %w", t.l.handshakeBound(), err))
 	}
 	if t.l.log != nil {
 		t.l.log.Warn("zookeeper server accepted the connection but did not answer the handshake in time; trying the next server",
@@ -96,13 +113,15 @@ func (l *liveness) handshakeBound() time.Duration {
 // own dial timeout) and wraps the connection.
 func (l *liveness) dialTracked(network, address string, timeout time.Duration) (*trackedConn, error) {
 	bound := l.handshakeBound()
-	by := time.Now().Add(bound)
+	start := time.Now()
+	by := start.Add(bound)
 	c, err := net.DialTimeout(network, address, min(timeout, bound))
 	if err != nil {
+		l.reportConnect(address, start, err)
 		return nil, err
 	}
 	t := &trackedConn{Conn: c, l: l}
-	t.hs.by = by
+	t.hs.by, t.hs.start, t.hs.server = by, start, address
 	if err := c.SetDeadline(by); err != nil {
 		c.Close()
 		return nil, err

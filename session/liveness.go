@@ -59,8 +59,9 @@ func mono() time.Duration { return time.Since(epoch) }
 type liveness struct {
 	requested  time.Duration // the session timeout asked for
 	log        *slog.Logger
-	servers    atomic.Int32 // server addresses, once resolved (hostProvider)
-	negotiated atomic.Int64 // the session timeout the server granted, 0 until known
+	trace      *recipes.Trace // told of every connection attempt
+	servers    atomic.Int32   // server addresses, once resolved (hostProvider)
+	negotiated atomic.Int64   // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
 	tap        zxidTap // creates' zxids, read off the replies
 
@@ -189,4 +190,24 @@ func (c *Client) keepaliveLocked() {
 		default:
 		}
 	}()
+}
+
+// reportConnect tells the trace of an attempt to connect to server begun
+// at start: err is nil once the server answered the handshake.
+func (l *liveness) reportConnect(server string, start time.Time, err error) {
+	if l != nil && l.trace != nil && l.trace.Connect != nil {
+		l.trace.Connect(recipes.ConnectInfo{Server: server, Latency: time.Since(start), Err: err})
+	}
+}
+
+// expiresAt is when the server may expire session id at the earliest, as
+// the client knows it: the send time of the latest request it answered
+// plus the session timeout, as a wall-clock time (with the monotonic
+// reading); false when nothing was heard of id.
+func (l *liveness) expiresAt(id int64) (time.Time, bool) {
+	at, ok := l.lastHeard(id)
+	if !ok {
+		return time.Time{}, false
+	}
+	return epoch.Add(at + l.timeout(l.requested)), true
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // Named defaults of the Client.
@@ -35,6 +36,7 @@ type config struct {
 	auth              [][]byte // digest credentials "user:password"
 	policy            ErrorPolicy
 	maxRequest        int // bytes
+	trace             *recipes.Trace
 }
 
 func defaultConfig() config {
@@ -154,6 +156,19 @@ func WithErrorPolicy(p ErrorPolicy) Option {
 			return invalid("unknown ErrorPolicy %d", p)
 		}
 		c.policy = p
+		return nil
+	}
+}
+
+// WithTrace reports to t the client's connection states (SessionState),
+// its attempts to connect to a server (Connect), and the acquisitions and
+// leases of every recipe made on the client (see recipes.Trace; a trace
+// in an Acquire's context is called too). Its hooks are called on the
+// client's goroutines, SessionState under the client's state lock: they
+// must not block or call the client.
+func WithTrace(t *recipes.Trace) Option {
+	return func(c *config) error {
+		c.trace = t
 		return nil
 	}
 }

@@ -102,6 +102,17 @@ func (s *Session) ID() int64 { return s.id }
 // gives it.
 func (s *Session) Timeout() time.Duration { return s.timeout }
 
+// ServerDeadline is when the server may expire the session at the
+// earliest, as the client knows it: the send time of the latest request it
+// answered plus the session timeout. false when no reply is known (or the
+// client has moved on to another session).
+func (s *Session) ServerDeadline() (time.Time, bool) {
+	if s.live == nil {
+		return time.Time{}, false
+	}
+	return s.live.expiresAt(s.id)
+}
+
 // Context is cancelled when the session ends; context.Cause says why (an
 // error that is ErrSuspended, ErrSessionLost or ErrClosed).
 func (s *Session) Context() context.Context { return s.ctx }

@@ -12,6 +12,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -63,6 +64,7 @@ const (
 type Lock struct {
 	mc       Memcached
 	key      string
+	trace    *recipes.Trace
 	aliveKey string // the marker: the server has not forgotten since it was written
 	quietKey string // there while the server may have forgotten a holder
 	ttl      time.Duration
@@ -80,6 +82,7 @@ type options struct {
 	ttl     time.Duration
 	addr    *string
 	noCheck bool
+	trace   *recipes.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it:
@@ -160,7 +163,7 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
-	l := &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr}
+	l := &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr, trace: o.trace}
 	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
 	return l, nil
 }
@@ -196,11 +199,13 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if le, err := ttl.Begin(ctx, l); err != nil {
-		return nil, err
-	} else if le != nil {
-		return le, nil
-	}
+	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "memcached", Kind: "lock", Name: l.key}, !wait,
+		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
+}
+
+// take is acquire after its checks: it adds the item, polling while it
+// is held, until it holds the lock or gives up.
+func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
 	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
 		err := l.checkServer(ctx)
 		if err == nil {
@@ -298,3 +303,7 @@ func (l *Lock) try(id []byte) (uint64, error) {
 
 // seconds is the lock item's expiry: the TTL in seconds.
 func (l *Lock) seconds() int32 { return int32(l.ttl / time.Second) }
+
+// WithTrace reports the lock's acquisitions, leases and renewals to t (see
+// recipes.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }

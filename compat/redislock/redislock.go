@@ -67,6 +67,7 @@ func (c *Client) Close() error { return c.sub.close() }
 type Lock struct {
 	c         *Client
 	name      string
+	trace     *recipes.Trace
 	keys      []string // lock, fence, queue, waiters, quiet
 	renewKeys []string // lock, quiet
 	ttl       time.Duration
@@ -82,6 +83,7 @@ type Option func(*options)
 type options struct {
 	ttl     time.Duration
 	noCheck bool
+	trace   *recipes.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -126,7 +128,7 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
 	tag := "{" + name + "}"
-	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck,
+	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck, trace: o.trace,
 		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters", tag + ":quiet"},
 		renewKeys: []string{tag, tag + ":quiet"},
 	}
@@ -159,18 +161,11 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if le, err := ttl.Begin(ctx, l); err != nil {
-		return nil, err
-	} else if le != nil {
-		return le, nil
-	}
-	id := uuid.NewString()
-	w := waiting{l: l, id: id, wait: wait}
-	le, err := w.run(ctx)
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return le, nil
+	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
+		func(a *hold.Acquisition) (recipes.Lease, error) {
+			w := waiting{l: l, id: uuid.NewString(), wait: wait, a: a}
+			return w.run(ctx)
+		})
 }
 
 // outcome is what an attempt found.
@@ -276,3 +271,7 @@ func errRedis(what string, err error) error {
 	}
 	return fmt.Errorf("redislock: %s: %w", what, err)
 }
+
+// WithTrace reports the lock's acquisitions, leases and renewals to t (see
+// recipes.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }

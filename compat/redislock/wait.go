@@ -18,6 +18,7 @@ type waiting struct {
 	l    *Lock
 	id   string
 	wait bool // queue and wait (Acquire), or not (TryAcquire)
+	a    *hold.Acquisition
 }
 
 // run tries to take the lock until it holds it or gives up; every way out

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -39,18 +40,20 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if le, err := ttl.Begin(ctx, l); err != nil {
-		return nil, err
-	} else if le != nil {
-		return le, nil
-	}
+	return ttl.Acquire(ctx, l, l.o.trace, recipes.LockID{Backend: "redlock", Kind: "lock", Name: l.name}, !wait,
+		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
+}
+
+// take is acquire after its checks: it tries until it holds the lock, or
+// gives up.
+func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
 	for {
 		// An id of its own for each attempt: what an earlier one left may
 		// still be being released in the background, which must not delete
 		// this one's keys.
 		id := uuid.NewString()
 		start := time.Now()
-		rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply { return l.take(ctx, m, id) })
+		rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply { return l.takeOn(ctx, m, id) })
 		t := count(rs, l.quorum())
 		var ended error
 		if ctx.Err() != nil {
@@ -101,9 +104,9 @@ func checkFailure(err error) error {
 	return err
 }
 
-// take is one attempt on m: the eviction check at the Lock's first use of
+// takeOn is one attempt on m: the eviction check at the Lock's first use of
 // m, then the acquire script.
-func (l *Lock) take(ctx context.Context, m *member, id string) reply {
+func (l *Lock) takeOn(ctx context.Context, m *member, id string) reply {
 	if !l.o.noCheck {
 		err := m.checked.Check(func() error {
 			cctx, cancel := l.bounded(ctx)

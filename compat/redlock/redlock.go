@@ -55,6 +55,7 @@ type Option func(*options)
 type options struct {
 	ttl, serverTimeout, retryDelay time.Duration
 	noCheck                        bool
+	trace                          *recipes.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -143,3 +144,7 @@ func (l *Lock) String() string { return "redlock " + l.name }
 
 // quorum is the majority of the servers.
 func (l *Lock) quorum() int { return len(l.members)/2 + 1 }
+
+// WithTrace reports the lock's acquisitions, leases and renewals to t (see
+// recipes.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }

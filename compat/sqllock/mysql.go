@@ -118,7 +118,7 @@ func (p *pinned) discard() {
 	})
 }
 
-func (l *Lock) acquireMySQL(ctx context.Context, wait bool) (*hold.Lease, error) {
+func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition) (*hold.Lease, error) {
 	backoff := retryBase
 	for {
 		// An id of its own for each try: a release of an earlier one that

@@ -37,7 +37,7 @@ type pgWaiting struct {
 // operation writes the row anew).
 var waiterSeq atomic.Uint64
 
-func (l *Lock) acquirePostgres(ctx context.Context, wait bool) (*hold.Lease, error) {
+func (l *Lock) acquirePostgres(ctx context.Context, wait bool, a *hold.Acquisition) (*hold.Lease, error) {
 	id := uuid.NewString() // no listener: the channel is empty, the id unique alone
 	if l.c.channel != "" {
 		id = strconv.FormatUint(waiterSeq.Add(1), 36)

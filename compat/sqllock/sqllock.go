@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -270,6 +271,7 @@ const (
 type Lock struct {
 	c     *Client
 	name  string
+	trace *recipes.Trace
 	ttl   time.Duration
 	terms ttl.Terms // of its leases
 	mysql *companion
@@ -280,7 +282,10 @@ var _ recipes.Locker = (*Lock)(nil)
 // Option configures New.
 type Option func(*options)
 
-type options struct{ ttl time.Duration }
+type options struct {
+	ttl   time.Duration
+	trace *recipes.Trace
+}
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
 // (default DefaultTTL, from MinTTL to MaxTTL, whole microseconds). The
@@ -315,7 +320,7 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	case o.ttl%time.Microsecond != 0:
 		return nil, invalid("TTL %v: the database counts whole microseconds", o.ttl)
 	}
-	l := &Lock{c: c, name: name, ttl: o.ttl}
+	l := &Lock{c: c, name: name, ttl: o.ttl, trace: o.trace}
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	if c.dialect == MySQL {
 		l.mysql = newCompanion(c.sql.table, name)
@@ -360,22 +365,17 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if le, err := ttl.Begin(ctx, l); err != nil {
-		return nil, err
-	} else if le != nil {
-		return le, nil
-	}
-	var le recipes.Lease
-	var err error
+	backend := "postgres"
 	if l.c.dialect == MySQL {
-		le, err = l.acquireMySQL(ctx, wait)
-	} else {
-		le, err = l.acquirePostgres(ctx, wait)
+		backend = "mysql"
 	}
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return le, nil
+	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: backend, Kind: "lock", Name: l.name}, !wait,
+		func(a *hold.Acquisition) (recipes.Lease, error) {
+			if l.c.dialect == MySQL {
+				return l.acquireMySQL(ctx, wait, a)
+			}
+			return l.acquirePostgres(ctx, wait, a)
+		})
 }
 
 // ErrDurability is the error of a server that may acknowledge a commit
@@ -464,3 +464,7 @@ func errDB(what string, err error) error {
 	}
 	return fmt.Errorf("sqllock: %s: %w", what, err)
 }
+
+// WithTrace reports the lock's acquisitions, leases and renewals to t (see
+// recipes.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -21,6 +22,9 @@ type acquireState struct {
 	slot queued
 	// drops counts the connection drops in a row while our create was out.
 	drops atomic.Int32
+	// contended: an attempt found the lock held (or a waiter ahead), and
+	// waited or refused a try.
+	contended bool
 }
 
 // queued is our node in a lock's queue.
@@ -96,12 +100,16 @@ var errSessionEnded = errors.New("the session ended while waiting")
 // lock or fails for another reason than the end of its session value; what
 // every lock of the engine shares. A node an attempt left queued is kept
 // for the next attempt if its session is the same, and removed otherwise.
-func acquireLoop(ctx context.Context, c Conn, what string,
+// a, when not nil, learns whether the lock was contended.
+func acquireLoop(ctx context.Context, c Conn, what string, a *hold.Acquisition,
 	attempt func(Session, *acquireState) (*lease, error)) (*lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	var st acquireState
+	if a != nil {
+		defer func() { a.Contended = a.Contended || st.contended }()
+	}
 	drop := func() {
 		if st.kept != nil {
 			cleanupInBackground(c, st.kept.node, st.kept.session, nil)

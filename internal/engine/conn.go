@@ -12,8 +12,10 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -28,6 +30,9 @@ type Session interface {
 	// false when it has ended already (session.Session.Watch).
 	Watch(w session.Watcher) bool
 	Unwatch(w session.Watcher) bool
+	// ServerDeadline is when the server may expire the session at the
+	// earliest, as the client knows it (session.Session.ServerDeadline).
+	ServerDeadline() (time.Time, bool)
 }
 
 // Conn is the ZooKeeper operations the engine uses. Paths are the client's
@@ -59,6 +64,8 @@ type Conn interface {
 	// Multi applies ops atomically: all or none.
 	Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
 	Logger() *slog.Logger
+	// Trace is the client's trace (session.WithTrace), nil when none.
+	Trace() *recipes.Trace
 }
 
 // Client is the Conn of a session client.
@@ -115,3 +122,5 @@ func (a clientConn) Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiRes
 }
 
 func (a clientConn) Logger() *slog.Logger { return a.c.Logger() }
+
+func (a clientConn) Trace() *recipes.Trace { return a.c.Trace() }

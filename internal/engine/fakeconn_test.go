@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -62,6 +63,8 @@ const (
 )
 
 func (c *fakeConn) Logger() *slog.Logger { return c.log }
+
+func (c *fakeConn) Trace() *recipes.Trace { return nil }
 
 func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
 	var created string

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -26,9 +27,10 @@ type fakeSession struct {
 
 var _ Session = (*fakeSession)(nil)
 
-func (s *fakeSession) ID() int64                { return s.id }
-func (s *fakeSession) Context() context.Context { return s.ctx }
-func (s *fakeSession) Done() <-chan struct{}    { return s.ctx.Done() }
+func (s *fakeSession) ID() int64                         { return s.id }
+func (s *fakeSession) ServerDeadline() (time.Time, bool) { return time.Time{}, false }
+func (s *fakeSession) Context() context.Context          { return s.ctx }
+func (s *fakeSession) Done() <-chan struct{}             { return s.ctx.Done() }
 func (s *fakeSession) Watch(w session.Watcher) bool {
 	if s.ctx.Err() != nil {
 		return false

@@ -46,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 
 // mutex is the mutex's lock over c at testLockPath.
 func (f *fixture) mutex(c *fakeConn) *Lock {
-	return NewLock(c, "mutex "+testLockPath, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-"}, nil)
+	return NewLock(c, "mutex", "mutex "+testLockPath, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-"}, nil)
 }
 
 // herd is the exclusive lock over c at testHerdPath/lock.

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -36,12 +37,15 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if heldBy(ctx, l) != nil {
 		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.What)
 	}
-	le, err := acquireLoop(ctx, l.Conn, l.What, func(sess Session, st *acquireState) (*lease, error) {
+	a := hold.Begin(ctx, l.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "exclusive", Name: l.Path}, try)
+	le, err := acquireLoop(ctx, l.Conn, l.What, &a, func(sess Session, st *acquireState) (*lease, error) {
 		return l.attempt(ctx, sess, st, try)
 	})
 	if err != nil {
+		a.Done(nil, err, false)
 		return nil, err // not a typed nil in the interface
 	}
+	a.Done(le, nil, false)
 	return le, nil
 }
 
@@ -59,6 +63,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return nil, fail(err)
 		}
+		st.contended = true
 		if try {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.What)
 		}

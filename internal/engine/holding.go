@@ -54,6 +54,10 @@ func (h *holding) SessionEnded(cause error) {
 	h.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, h.node, cause))
 }
 
+// ServerDeadline implements hold.ServerDeadliner: when the server may
+// expire the session the lock was taken under.
+func (h *holding) ServerDeadline() (time.Time, bool) { return h.sess.ServerDeadline() }
+
 // heldBy returns the live holding of owner that ctx carries, or nil.
 func heldBy(ctx context.Context, owner any) *holding {
 	if rh := hold.HeldBy[*holding](ctx, owner); rh != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
@@ -32,15 +33,22 @@ func CheckPath(c *session.Client, path string) error {
 // halves of the read/write lock are Locks.
 type Lock struct {
 	q         Queue
+	kind      string // recipes.LockID's Kind; "" for a lock inside a recipe, not traced
 	revocable bool
 }
+
+// Backend is the recipes.LockID Backend of the ZooKeeper locks.
+const Backend = "zookeeper"
 
 // NewLock returns the lock at path (checked by the caller), named what in
 // errors (its recipe's String), whose nodes are named lockName (after
 // Curator's protected prefix) and ordered among kinds by driver. No I/O is
-// done.
-func NewLock(c Conn, what, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
-	l := &Lock{q: Queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data}}
+// done. kind is what its acquisitions and leases are reported as (a
+// recipes.LockID's Kind); "" for a lock a recipe uses inside (not
+// reported).
+func NewLock(c Conn, kind, what, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
+	l := &Lock{q: Queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data},
+		kind: kind}
 	l.q.Owner = l
 	return l
 }
@@ -63,19 +71,31 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
+	if l.kind == "" {
+		le, _, err := l.acquire(ctx, try, nil)
+		return le, err
+	}
+	a := hold.Begin(ctx, l.q.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: l.kind, Name: l.q.Path}, try)
+	le, reentered, err := l.acquire(ctx, try, &a)
+	a.Done(le, err, reentered)
+	return le, err
+}
+
+// acquire is Acquire after its checks; a learns whether it was contended.
+func (l *Lock) acquire(ctx context.Context, try bool, a *hold.Acquisition) (_ recipes.Lease, reentered bool, _ error) {
 	if h := heldBy(ctx, l); h != nil {
 		if le := h.reenter(); le != nil {
-			return le, nil
+			return le, true, nil
 		}
 	}
-	le, err := l.q.Acquire(ctx, try)
+	le, err := l.q.Acquire(ctx, try, a)
 	if err != nil {
-		return nil, err // not a typed nil in the interface
+		return nil, false, err // not a typed nil in the interface
 	}
 	if l.revocable {
 		le.h.watchRevocation()
 	}
-	return le, nil
+	return le, false, nil
 }
 
 // HeldBy reports whether ctx carries a live lease of this lock (so Acquire

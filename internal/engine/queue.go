@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
@@ -35,8 +36,8 @@ type Queue struct {
 // that ends while we wait is not an error: the wait goes on under the next
 // value, keeping our node and its place in the queue when the ZooKeeper
 // session survived (a reconnection), and with a new node when it did not.
-func (q *Queue) Acquire(ctx context.Context, try bool) (*lease, error) {
-	return acquireLoop(ctx, q.Conn, q.What, func(sess Session, st *acquireState) (*lease, error) {
+func (q *Queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*lease, error) {
+	return acquireLoop(ctx, q.Conn, q.What, a, func(sess Session, st *acquireState) (*lease, error) {
 		return q.attempt(ctx, sess, st, try)
 	})
 }
@@ -55,7 +56,7 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 		listed = r.children
 		st.keep(queued{node: r.node, token: r.czxid, session: sess.ID()})
 	}
-	le, err := q.wait(ctx, sess, st.kept, try, listed)
+	le, err := q.wait(ctx, sess, st, try, listed)
 	switch {
 	case err == nil:
 		st.kept = nil
@@ -79,7 +80,8 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 
 // wait lists the children until our node owns the lock; listed, when not
 // nil, is a listing already made after our create (pipelined with it).
-func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, listed []string) (*lease, error) {
+func (q *Queue) wait(ctx context.Context, sess Session, st *acquireState, try bool, listed []string) (*lease, error) {
+	ours := st.kept
 	// The wait's context (ctx, also ended by the session) is made only when
 	// needed: an uncontended acquisition never waits.
 	var octx context.Context
@@ -118,6 +120,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, ours *queued, try bool, 
 		if d.Owns {
 			return q.own(ctx, sess, node, token, fail)
 		}
+		st.contended = true
 		if try {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.What)
 		}

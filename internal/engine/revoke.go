@@ -36,6 +36,7 @@ func (h *holding) watchRevocation() {
 				}
 				return // the holding ends with its session
 			case string(data) == znode.RevokeMessage:
+				h.rh.Revoked()
 				h.revoked.fire()
 				return
 			}

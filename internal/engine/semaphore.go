@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -38,15 +39,16 @@ type Semaphore struct {
 	Data  []byte // stored in each lease node
 	Max   MaxLeases
 	Owner any // for re-entry checks (a semaphore is not reentrant)
+	Path  string
 	mutex *Lock
 }
 
-// NewSemaphore returns the semaphore whose nodes are where nodes says,
-// named what in errors; no I/O is done.
-func NewSemaphore(c Conn, what string, nodes SemaphoreNodes, data []byte, max MaxLeases) *Semaphore {
+// NewSemaphore returns the semaphore at path whose nodes are where nodes
+// says, named what in errors; no I/O is done.
+func NewSemaphore(c Conn, what, path string, nodes SemaphoreNodes, data []byte, max MaxLeases) *Semaphore {
 	driver := LeaseDriver{Leases: 1, Kind: "lock-"}
-	s := &Semaphore{Conn: c, What: what, Nodes: nodes, Data: data, Max: max,
-		mutex: NewLock(c, what, nodes.Locks, "lock-", []string{"lock-"}, driver, nil)}
+	s := &Semaphore{Conn: c, What: what, Nodes: nodes, Data: data, Max: max, Path: path,
+		mutex: NewLock(c, "", what, nodes.Locks, "lock-", []string{"lock-"}, driver, nil)}
 	s.Owner = s
 	return s
 }
@@ -63,22 +65,28 @@ func (s *Semaphore) Acquire(ctx context.Context, n int, try bool) (recipes.Lease
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %s: %d leases: at least one", recipes.ErrInvalidArgument, s.What, n)
 	}
+	a := hold.Begin(ctx, s.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "semaphore", Name: s.Path}, try)
 	for {
-		le, err := s.attempt(ctx, n, try)
+		le, err := s.attempt(ctx, n, try, &a)
 		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
 			continue // the session value ended while we waited: again, under the next
 		}
 		if err != nil {
+			a.Done(nil, err, false)
 			return nil, err // not a typed nil in the interface
 		}
+		a.Done(le, nil, false)
 		return le, nil
 	}
 }
 
 // attempt takes the mutex, makes n lease nodes and waits for room, under
 // one session value.
-func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error) {
-	ml, err := s.mutex.Acquire(ctx, try)
+func (s *Semaphore) attempt(ctx context.Context, n int, try bool, a *hold.Acquisition) (*lease, error) {
+	if err := recipes.CheckContext(ctx); err != nil {
+		return nil, err
+	}
+	ml, _, err := s.mutex.acquire(ctx, try, a)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +148,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool) (*lease, error
 		if len(names) <= max {
 			break
 		}
+		a.Contended = true
 		if try {
 			giveBack()
 			return nil, fmt.Errorf("%w: %s: %d leases held, the semaphore allows %d", recipes.ErrLocked, s.What, len(names)-n, max)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -61,8 +62,16 @@ type core struct {
 	mu     sync.Mutex
 	count  int   // leases not yet released
 	cause  error // why the holding ended; nil while it lasts
+	ended  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+
+	// The trace the holding reports to, once attached (trace.go).
+	trace    *recipes.Trace
+	id       recipes.LockID
+	acquired time.Time
+	revoked  bool // someone asked for the lock
+	reported bool // the loss was reported
 }
 
 // New starts the holding of the lock owner (the Locker: the key of
@@ -164,11 +173,16 @@ func (h *core) end(cause error) {
 		h.mu.Unlock()
 		return
 	}
-	h.cause = cause
+	h.cause, h.ended = cause, time.Now()
 	cancel := h.cancel
+	report := h.trace != nil && cause != recipes.ErrReleased
+	h.reported = report
 	h.mu.Unlock()
 	if cancel != nil {
 		cancel(cause)
+	}
+	if report {
+		h.reportLoss()
 	}
 }
 
@@ -192,7 +206,9 @@ func (h *core) release(ctx context.Context) error {
 	if !last {
 		return nil
 	}
-	return h.freer.Free(ctx)
+	err := h.freer.Free(ctx)
+	h.reportRelease(err)
+	return err
 }
 
 // Lease is one recipes.Lease on a Holding. Its context is a child of the

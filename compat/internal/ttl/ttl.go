@@ -26,7 +26,13 @@ import (
 )
 
 // ErrNotOurs: the lock is gone from the server, or held by someone else.
-var ErrNotOurs = errors.New("the lock is not ours on the server any more")
+var ErrNotOurs = recipes.NewEndError("the lock is not ours on the server any more", recipes.EndGone)
+
+// The causes of a lease's end the watchdog gives, besides ErrNotOurs.
+var (
+	errLapsed        = recipes.NewEndError("no renewal confirmed within the TTL less the margin", recipes.EndTTLLapsed)
+	errRenewalFailed = recipes.NewEndError("renewal failed", recipes.EndRenewalFailed)
+)
 
 // ErrPermanent marks an error that trying again cannot mend (a closed
 // client, a refused authentication, a script the server rejects): Acquire
@@ -99,17 +105,29 @@ func NewTerms(ttl, valid time.Duration, what string) Terms {
 	return Terms{TTL: ttl, Valid: valid, Every: valid / 3, What: what}
 }
 
-// Begin does what every Acquire of a TTL lock does first: it checks ctx,
-// and re-enters the live holding of owner that ctx carries. A nil lease
-// and a nil error: acquire anew.
-func Begin(ctx context.Context, owner any) (*hold.Lease, error) {
+// Acquire is what every Acquire and TryAcquire of a TTL lock does around
+// the backend's own take: it checks ctx, re-enters the live holding of
+// owner that ctx carries, and reports the acquisition of the lock id to
+// the trace ctx carries and to own (the lock's). take sets a.Contended
+// when it found the lock held.
+func Acquire(ctx context.Context, owner any, own *recipes.Trace, id recipes.LockID, try bool,
+	take func(a *hold.Acquisition) (recipes.Lease, error)) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
+	a := hold.Begin(ctx, own, id, try)
 	if h := hold.HeldBy[*watchdog](ctx, owner); h != nil {
-		return h.Reenter(), nil // nil once the holding has just ended
+		if le := h.Reenter(); le != nil { // nil once the holding has just ended
+			a.Done(le, nil, true)
+			return le, nil
+		}
 	}
-	return nil, nil
+	le, err := take(&a)
+	if err != nil {
+		le = nil // not a typed nil in the interface
+	}
+	a.Done(le, err, false)
+	return le, err
 }
 
 // watchdog renews one holding and ends it when its deadline passes. It
@@ -206,7 +224,17 @@ func (w *watchdog) wake() {
 
 // lapsed is the cause of a lease whose deadline passed unrenewed.
 func (w *watchdog) lapsed() error {
-	return fmt.Errorf("%w: %s: no renewal confirmed within the TTL less the margin", recipes.ErrLockLost, w.terms.What)
+	return fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, errLapsed)
+}
+
+// ServerDeadline implements hold.ServerDeadliner: the server-side expiry.
+func (w *watchdog) ServerDeadline() (time.Time, bool) { return w.expiry(), true }
+
+// reportRenewal tells the holding's trace of a renewal sent at sent.
+func (w *watchdog) reportRenewal(sent time.Time, err error) {
+	if t, id := w.rh.Traced(); t != nil && t.Renewal != nil {
+		t.Renewal(recipes.RenewalInfo{Lock: id, Latency: time.Since(sent), Err: err})
+	}
 }
 
 // renew renews the lock once, in ctx, and moves the deadline to sent plus
@@ -215,6 +243,7 @@ func (w *watchdog) renew(ctx context.Context, sent time.Time) {
 	defer w.renewing.Done()
 	err := w.srv.Renew(ctx)
 	late := ctx.Err() == context.DeadlineExceeded
+	w.reportRenewal(sent, err)
 	w.mu.Lock()
 	w.cancelRenewal()
 	w.cancelRenewal = nil
@@ -238,7 +267,7 @@ func (w *watchdog) renew(ctx context.Context, sent time.Time) {
 	case errors.Is(err, ErrNotOurs):
 		w.lose(fmt.Errorf("%w: %s: %w", recipes.ErrLockLost, w.terms.What, err))
 	default:
-		w.lose(fmt.Errorf("%w: %s: renewal failed: %w", recipes.ErrLockLost, w.terms.What, err))
+		w.lose(fmt.Errorf("%w: %s: %w: %w", recipes.ErrLockLost, w.terms.What, errRenewalFailed, err))
 	}
 }
 

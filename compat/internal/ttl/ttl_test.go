@@ -192,35 +192,60 @@ func TestDeadlinesInOrder(t *testing.T) {
 	assert.Less(t, ended[2], ended[0])
 }
 
-// Begin refuses a nil or ended context, re-enters a live holding of the
-// owner, and says to acquire anew otherwise.
-func TestBegin(t *testing.T) {
+// Acquire refuses a nil or ended context, re-enters a live holding of the
+// owner, takes anew otherwise, and reports each call, and the holding's
+// end, to the trace.
+func TestAcquire(t *testing.T) {
 	o := &owner{}
-	_, err := Begin(nil, o) //lint:ignore SA1012 a nil context is the bad input under test
+	var dones []recipes.AcquireDoneInfo
+	var ends []recipes.LeaseEndInfo
+	tr := &recipes.Trace{
+		AcquireDone: func(i recipes.AcquireDoneInfo) { dones = append(dones, i) },
+		LeaseEnd:    func(i recipes.LeaseEndInfo) { ends = append(ends, i) },
+	}
+	id := recipes.LockID{Backend: "test", Kind: "lock", Name: "l"}
+	f := &fakeServer{}
+	takes := 0
+	take := func(a *hold.Acquisition) (recipes.Lease, error) {
+		takes++
+		a.Contended = true
+		return Hold(context.Background(), o, 7, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
+	}
+	_, err := Acquire(nil, o, tr, id, false, take) //lint:ignore SA1012 a nil context is the bad input under test
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Begin(ended, o)
+	_, err = Acquire(ended, o, tr, id, false, take)
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
+	assert.Empty(t, dones, "no report of a call refused for bad input")
 
-	le, err := Begin(context.Background(), o)
+	first, err := Acquire(context.Background(), o, tr, id, false, take)
 	require.NoError(t, err)
-	assert.Nil(t, le, "nothing held: acquire anew")
+	again, err := Acquire(first.Context(), o, tr, id, true, take)
+	require.NoError(t, err)
+	other, err := Acquire(first.Context(), &owner{}, nil, id, false, func(*hold.Acquisition) (recipes.Lease, error) {
+		return nil, recipes.ErrLocked
+	})
+	assert.ErrorIs(t, err, recipes.ErrLocked, "another owner's holding is not re-entered")
+	assert.Nil(t, other, "no typed nil")
+	assert.Equal(t, 1, takes, "re-entry takes nothing")
+	require.Len(t, dones, 2)
+	assert.Equal(t, recipes.OutcomeAcquired, dones[0].Outcome)
+	assert.True(t, dones[0].Contended)
+	assert.False(t, dones[0].Reentered)
+	assert.Equal(t, int64(7), dones[0].Token)
+	assert.True(t, dones[1].Reentered)
+	assert.True(t, dones[1].Try)
 
-	f := &fakeServer{}
-	first, err := Hold(context.Background(), o, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
-	require.NoError(t, err)
-	again, err := Begin(first.Context(), o)
-	require.NoError(t, err)
-	require.NotNil(t, again, "re-entered")
-	other, err := Begin(first.Context(), &owner{})
-	require.NoError(t, err)
-	assert.Nil(t, other, "another owner's holding is not re-entered")
 	require.NoError(t, again.Release(context.Background()))
+	assert.Empty(t, ends, "the holding lasts while a lease of it does")
 	require.NoError(t, first.Release(context.Background()))
-	le, err = Begin(first.Context(), o)
+	require.Len(t, ends, 1)
+	assert.Equal(t, recipes.EndReleased, ends[0].Cause)
+	assert.Equal(t, id, ends[0].Lock)
+	assert.False(t, ends[0].HasMargin, "no margin for a release")
+	_, err = Acquire(first.Context(), o, tr, id, false, take)
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired, "the released lease's context has ended")
-	assert.Nil(t, le)
 	assert.Equal(t, int32(1), f.frees.Load())
 }
 

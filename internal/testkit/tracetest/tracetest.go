@@ -1,0 +1,114 @@
+// Package tracetest records what a recipes.Trace is told, for tests: a
+// Recorder's Trace appends every report under a mutex, and its methods
+// wait (bounded) for the reports a test expects.
+package tracetest
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Recorder keeps every report of its Trace.
+type Recorder struct {
+	mu       sync.Mutex
+	changed  chan struct{}
+	starts   []recipes.AcquireStartInfo
+	dones    []recipes.AcquireDoneInfo
+	ends     []recipes.LeaseEndInfo
+	renewals []recipes.RenewalInfo
+	states   []recipes.SessionStateInfo
+	connects []recipes.ConnectInfo
+	leaders  []recipes.LeadershipInfo
+}
+
+// New returns an empty Recorder.
+func New() *Recorder { return &Recorder{changed: make(chan struct{})} }
+
+// Trace returns a Trace whose every hook records into r.
+func (r *Recorder) Trace() *recipes.Trace {
+	return &recipes.Trace{
+		AcquireStart: func(i recipes.AcquireStartInfo) { add(r, &r.starts, i) },
+		AcquireDone:  func(i recipes.AcquireDoneInfo) { add(r, &r.dones, i) },
+		LeaseEnd:     func(i recipes.LeaseEndInfo) { add(r, &r.ends, i) },
+		Renewal:      func(i recipes.RenewalInfo) { add(r, &r.renewals, i) },
+		SessionState: func(i recipes.SessionStateInfo) { add(r, &r.states, i) },
+		Connect:      func(i recipes.ConnectInfo) { add(r, &r.connects, i) },
+		Leadership:   func(i recipes.LeadershipInfo) { add(r, &r.leaders, i) },
+	}
+}
+
+func add[I any](r *Recorder, to *[]I, i I) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*to = append(*to, i)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+func get[I any](r *Recorder, from *[]I) []I {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(*from)
+}
+
+// Starts returns the AcquireStart reports so far.
+func (r *Recorder) Starts() []recipes.AcquireStartInfo { return get(r, &r.starts) }
+
+// Dones returns the AcquireDone reports so far.
+func (r *Recorder) Dones() []recipes.AcquireDoneInfo { return get(r, &r.dones) }
+
+// Ends returns the LeaseEnd reports so far.
+func (r *Recorder) Ends() []recipes.LeaseEndInfo { return get(r, &r.ends) }
+
+// Renewals returns the Renewal reports so far.
+func (r *Recorder) Renewals() []recipes.RenewalInfo { return get(r, &r.renewals) }
+
+// States returns the SessionState reports so far.
+func (r *Recorder) States() []recipes.SessionStateInfo { return get(r, &r.states) }
+
+// Connects returns the Connect reports so far.
+func (r *Recorder) Connects() []recipes.ConnectInfo { return get(r, &r.connects) }
+
+// Leaderships returns the Leadership reports so far.
+func (r *Recorder) Leaderships() []recipes.LeadershipInfo { return get(r, &r.leaders) }
+
+// WaitTimeout bounds every wait of a Recorder: reports come within a
+// session timeout or a TTL of the tests, far less than this.
+const WaitTimeout = time.Minute
+
+// Await waits until ok holds of r, or fails t after WaitTimeout.
+func (r *Recorder) Await(t testing.TB, what string, ok func(r *Recorder) bool) {
+	t.Helper()
+	deadline := time.After(WaitTimeout)
+	for {
+		r.mu.Lock()
+		changed := r.changed
+		r.mu.Unlock()
+		if ok(r) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("tracetest: no %s within %v", what, WaitTimeout)
+		}
+	}
+}
+
+// AwaitEnd waits for the n-th LeaseEnd report (1-based) and returns it.
+func (r *Recorder) AwaitEnd(t testing.TB, n int) recipes.LeaseEndInfo {
+	t.Helper()
+	r.Await(t, "lease end", func(r *Recorder) bool { return len(r.Ends()) >= n })
+	return r.Ends()[n-1]
+}
+
+// AwaitDone waits for the n-th AcquireDone report (1-based) and returns it.
+func (r *Recorder) AwaitDone(t testing.TB, n int) recipes.AcquireDoneInfo {
+	t.Helper()
+	r.Await(t, "acquisition", func(r *Recorder) bool { return len(r.Dones()) >= n })
+	return r.Dones()[n-1]
+}
