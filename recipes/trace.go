@@ -29,8 +29,13 @@ import (
 // Hooks may be called concurrently, from several goroutines.
 type Trace struct {
 	// AcquireStart: an Acquire or TryAcquire began (its arguments were
-	// valid). Each is followed by exactly one AcquireDone.
+	// valid). Each is followed by exactly one AcquireDone, with the same
+	// ID.
 	AcquireStart func(AcquireStartInfo)
+	// AcquireQueued: the acquisition found the lock held (or a waiter
+	// ahead): it waits, or, for TryAcquire, is refused. At most once per
+	// acquisition, between its AcquireStart and AcquireDone.
+	AcquireQueued func(AcquireQueuedInfo)
 	// AcquireDone: the Acquire or TryAcquire returned.
 	AcquireDone func(AcquireDoneInfo)
 	// LeaseEnd: a holding ended, once for all the leases that re-entered
@@ -154,15 +159,29 @@ func (e *endError) LeaseEndCause() EndCause { return e.cause }
 
 // AcquireStartInfo is AcquireStart's report.
 type AcquireStartInfo struct {
+	// ID tells this acquisition's reports from the others' (AcquireQueued
+	// and AcquireDone carry it): unique in the process.
+	ID   uint64
 	Lock LockID
 	// Try: a TryAcquire.
 	Try bool
 	// Start is when the call began.
 	Start time.Time
+	// Context is the call's context (to parent a span on the caller's,
+	// say); do not keep it past AcquireDone.
+	Context context.Context
+}
+
+// AcquireQueuedInfo is AcquireQueued's report.
+type AcquireQueuedInfo struct {
+	ID   uint64
+	Lock LockID
+	Try  bool
 }
 
 // AcquireDoneInfo is AcquireDone's report.
 type AcquireDoneInfo struct {
+	ID      uint64
 	Lock    LockID
 	Try     bool
 	Outcome Outcome
@@ -271,13 +290,14 @@ func (t *Trace) And(o *Trace) *Trace {
 		return t
 	}
 	return &Trace{
-		AcquireStart: both(t.AcquireStart, o.AcquireStart),
-		AcquireDone:  both(t.AcquireDone, o.AcquireDone),
-		LeaseEnd:     both(t.LeaseEnd, o.LeaseEnd),
-		Renewal:      both(t.Renewal, o.Renewal),
-		SessionState: both(t.SessionState, o.SessionState),
-		Connect:      both(t.Connect, o.Connect),
-		Leadership:   both(t.Leadership, o.Leadership),
+		AcquireStart:  both(t.AcquireStart, o.AcquireStart),
+		AcquireQueued: both(t.AcquireQueued, o.AcquireQueued),
+		AcquireDone:   both(t.AcquireDone, o.AcquireDone),
+		LeaseEnd:      both(t.LeaseEnd, o.LeaseEnd),
+		Renewal:       both(t.Renewal, o.Renewal),
+		SessionState:  both(t.SessionState, o.SessionState),
+		Connect:       both(t.Connect, o.Connect),
+		Leadership:    both(t.Leadership, o.Leadership),
 	}
 }
 

@@ -22,9 +22,9 @@ type acquireState struct {
 	slot queued
 	// drops counts the connection drops in a row while our create was out.
 	drops atomic.Int32
-	// contended: an attempt found the lock held (or a waiter ahead), and
-	// waited or refused a try.
-	contended bool
+	// a is told when an attempt finds the lock held (or a waiter ahead);
+	// nil when no one listens.
+	a *hold.Acquisition
 }
 
 // queued is our node in a lock's queue.
@@ -100,16 +100,14 @@ var errSessionEnded = errors.New("the session ended while waiting")
 // lock or fails for another reason than the end of its session value; what
 // every lock of the engine shares. A node an attempt left queued is kept
 // for the next attempt if its session is the same, and removed otherwise.
-// a, when not nil, learns whether the lock was contended.
+// a, when not nil, is told when the lock is found held.
 func acquireLoop(ctx context.Context, c Conn, what string, a *hold.Acquisition,
 	attempt func(Session, *acquireState) (*lease, error)) (*lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
 	var st acquireState
-	if a != nil {
-		defer func() { a.Contended = a.Contended || st.contended }()
-	}
+	st.a = a
 	drop := func() {
 		if st.kept != nil {
 			cleanupInBackground(c, st.kept.node, st.kept.session, nil)

@@ -63,7 +63,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return nil, fail(err)
 		}
-		st.contended = true
+		st.a.Queued()
 		if try {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.What)
 		}

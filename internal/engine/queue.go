@@ -120,7 +120,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 		if d.Owns {
 			return q.own(ctx, sess, node, token, fail)
 		}
-		st.contended = true
+		st.a.Queued()
 		if try {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q.What)
 		}

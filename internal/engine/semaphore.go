@@ -148,7 +148,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool, a *hold.Acquis
 		if len(names) <= max {
 			break
 		}
-		a.Contended = true
+		a.Queued()
 		if try {
 			giveBack()
 			return nil, fmt.Errorf("%w: %s: %d leases held, the semaphore allows %d", recipes.ErrLocked, s.What, len(names)-n, max)

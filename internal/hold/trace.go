@@ -3,6 +3,7 @@ package hold
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -12,14 +13,16 @@ import (
 // at its start, Done at its return. Without a trace it is a zero value
 // that does nothing, and costs no allocation.
 type Acquisition struct {
-	t     *recipes.Trace
-	id    recipes.LockID
-	try   bool
-	start time.Time
-	// Contended is set by the lock when it found the lock held (or a
-	// waiter ahead) and had to wait, or refused a TryAcquire.
-	Contended bool
+	t         *recipes.Trace
+	n         uint64 // the reports' ID
+	id        recipes.LockID
+	try       bool
+	start     time.Time
+	contended bool
 }
+
+// acquisitions numbers the traced acquisitions.
+var acquisitions atomic.Uint64
 
 // Begin starts reporting an acquisition of the lock id to the trace ctx
 // carries and to the lock's own (either may be absent); ctx was checked.
@@ -28,12 +31,28 @@ func Begin(ctx context.Context, own *recipes.Trace, id recipes.LockID, try bool)
 	if t == nil {
 		return Acquisition{}
 	}
-	a := Acquisition{t: t, id: id, try: try, start: time.Now()}
+	a := Acquisition{t: t, n: acquisitions.Add(1), id: id, try: try, start: time.Now()}
 	if t.AcquireStart != nil {
-		t.AcquireStart(recipes.AcquireStartInfo{Lock: id, Try: try, Start: a.start})
+		t.AcquireStart(recipes.AcquireStartInfo{ID: a.n, Lock: id, Try: try, Start: a.start, Context: ctx})
 	}
 	return a
 }
+
+// Queued notes that the lock was found held (or a waiter ahead): the
+// acquisition waits, or a TryAcquire is refused. The first call reports
+// AcquireQueued. a may be nil.
+func (a *Acquisition) Queued() {
+	if a == nil || a.contended {
+		return
+	}
+	a.contended = true
+	if a.t != nil && a.t.AcquireQueued != nil {
+		a.t.AcquireQueued(recipes.AcquireQueuedInfo{ID: a.n, Lock: a.id, Try: a.try})
+	}
+}
+
+// Contended reports whether Queued was called.
+func (a *Acquisition) Contended() bool { return a != nil && a.contended }
 
 // Traced reports whether a trace is listening.
 func (a *Acquisition) Traced() bool { return a.t != nil }
@@ -56,8 +75,8 @@ func (a *Acquisition) Done(le recipes.Lease, err error, reentered bool) {
 	if a.t.AcquireDone == nil {
 		return
 	}
-	info := recipes.AcquireDoneInfo{Lock: a.id, Try: a.try, Outcome: recipes.OutcomeOf(err), Err: err,
-		Waited: time.Since(a.start), Contended: a.Contended, Reentered: reentered}
+	info := recipes.AcquireDoneInfo{ID: a.n, Lock: a.id, Try: a.try, Outcome: recipes.OutcomeOf(err), Err: err,
+		Waited: time.Since(a.start), Contended: a.contended, Reentered: reentered}
 	if c != nil {
 		info.Token, info.HasToken = c.token, c.hasToken
 	} else if le != nil {

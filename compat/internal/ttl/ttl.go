@@ -108,8 +108,8 @@ func NewTerms(ttl, valid time.Duration, what string) Terms {
 // Acquire is what every Acquire and TryAcquire of a TTL lock does around
 // the backend's own take: it checks ctx, re-enters the live holding of
 // owner that ctx carries, and reports the acquisition of the lock id to
-// the trace ctx carries and to own (the lock's). take sets a.Contended
-// when it found the lock held.
+// the trace ctx carries and to own (the lock's). take calls a.Queued
+// when it finds the lock held.
 func Acquire(ctx context.Context, owner any, own *recipes.Trace, id recipes.LockID, try bool,
 	take func(a *hold.Acquisition) (recipes.Lease, error)) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {

@@ -208,7 +208,7 @@ func TestAcquire(t *testing.T) {
 	takes := 0
 	take := func(a *hold.Acquisition) (recipes.Lease, error) {
 		takes++
-		a.Contended = true
+		a.Queued()
 		return Hold(context.Background(), o, 7, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
 	}
 	_, err := Acquire(nil, o, tr, id, false, take) //lint:ignore SA1012 a nil context is the bad input under test

@@ -17,6 +17,7 @@ type Recorder struct {
 	mu       sync.Mutex
 	changed  chan struct{}
 	starts   []recipes.AcquireStartInfo
+	queued   []recipes.AcquireQueuedInfo
 	dones    []recipes.AcquireDoneInfo
 	ends     []recipes.LeaseEndInfo
 	renewals []recipes.RenewalInfo
@@ -31,13 +32,14 @@ func New() *Recorder { return &Recorder{changed: make(chan struct{})} }
 // Trace returns a Trace whose every hook records into r.
 func (r *Recorder) Trace() *recipes.Trace {
 	return &recipes.Trace{
-		AcquireStart: func(i recipes.AcquireStartInfo) { add(r, &r.starts, i) },
-		AcquireDone:  func(i recipes.AcquireDoneInfo) { add(r, &r.dones, i) },
-		LeaseEnd:     func(i recipes.LeaseEndInfo) { add(r, &r.ends, i) },
-		Renewal:      func(i recipes.RenewalInfo) { add(r, &r.renewals, i) },
-		SessionState: func(i recipes.SessionStateInfo) { add(r, &r.states, i) },
-		Connect:      func(i recipes.ConnectInfo) { add(r, &r.connects, i) },
-		Leadership:   func(i recipes.LeadershipInfo) { add(r, &r.leaders, i) },
+		AcquireStart:  func(i recipes.AcquireStartInfo) { add(r, &r.starts, i) },
+		AcquireQueued: func(i recipes.AcquireQueuedInfo) { add(r, &r.queued, i) },
+		AcquireDone:   func(i recipes.AcquireDoneInfo) { add(r, &r.dones, i) },
+		LeaseEnd:      func(i recipes.LeaseEndInfo) { add(r, &r.ends, i) },
+		Renewal:       func(i recipes.RenewalInfo) { add(r, &r.renewals, i) },
+		SessionState:  func(i recipes.SessionStateInfo) { add(r, &r.states, i) },
+		Connect:       func(i recipes.ConnectInfo) { add(r, &r.connects, i) },
+		Leadership:    func(i recipes.LeadershipInfo) { add(r, &r.leaders, i) },
 	}
 }
 
@@ -57,6 +59,9 @@ func get[I any](r *Recorder, from *[]I) []I {
 
 // Starts returns the AcquireStart reports so far.
 func (r *Recorder) Starts() []recipes.AcquireStartInfo { return get(r, &r.starts) }
+
+// Queued returns the AcquireQueued reports so far.
+func (r *Recorder) Queued() []recipes.AcquireQueuedInfo { return get(r, &r.queued) }
 
 // Dones returns the AcquireDone reports so far.
 func (r *Recorder) Dones() []recipes.AcquireDoneInfo { return get(r, &r.dones) }
