@@ -96,3 +96,39 @@ func ExampleMutex_fencing() {
 	// guarded write: <nil>
 	// after release: true
 }
+
+// A recipes.Trace reports each acquisition and how each holding ended
+// (with, for a loss, how long before the server could let the lock go the
+// holder was told). Attach it per call through the context, as here, or to
+// every recipe of a client with session.WithTrace; contrib/otelrecipes
+// and recipes/tracelog turn it into metrics, spans and logs.
+func Example_trace() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := session.Connect(ctx, exampleServers(), session.WithLogger(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	m, _ := mutex.New(client, "/locks/example-traced")
+
+	// Hooks run on the library's goroutines: they must not block.
+	trace := &recipes.Trace{
+		AcquireDone: func(i recipes.AcquireDoneInfo) {
+			fmt.Println("acquire:", i.Lock.Backend, i.Lock.Kind, i.Lock.Name, i.Outcome, "contended:", i.Contended)
+		},
+		LeaseEnd: func(i recipes.LeaseEndInfo) {
+			fmt.Println("lease end:", i.Cause, "margin known:", i.HasMargin)
+		},
+	}
+	lease, err := m.Acquire(recipes.WithTrace(ctx, trace))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = lease.Release(ctx)
+	// Output:
+	// acquire: zookeeper mutex /locks/example-traced acquired contended: false
+	// lease end: released margin known: false
+}

@@ -34,6 +34,20 @@
 // number that would not order its holders.
 //
 // The package recipes/locktest runs the same scenarios against any Locker.
+//
+// # Seeing the locks
+//
+// Trace is a set of optional hooks, in the style of net/http/httptrace,
+// that every lock of the module calls: acquisitions (start, found held,
+// done, with the outcome and the time waited), a holding's end (held for
+// how long, why, and for a loss the told-first margin: how long before the
+// server could let the lock go the holder was told), renewals, ZooKeeper
+// connection states and attempts, leadership. Attach one per call with
+// WithTrace, or per client or lock with session.WithTrace and the compat
+// locks' WithTrace options. With none set, nothing is allocated.
+// recipes/tracelog logs what matters through log/slog; the module
+// contrib/otelrecipes makes OpenTelemetry metrics and spans of it.
+// docs/metrics.md lists every report, metric and span.
 package recipes
 
 // # A backend of your own

@@ -38,7 +38,7 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.What)
 	}
 	a := hold.Begin(ctx, l.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "exclusive", Name: l.Path}, try)
-	le, err := acquireLoop(ctx, l.Conn, l.What, &a, func(sess Session, st *acquireState) (*lease, error) {
+	le, err := acquireLoop(ctx, l.Conn, l.What, a, func(sess Session, st *acquireState) (*lease, error) {
 		return l.attempt(ctx, sess, st, try)
 	})
 	if err != nil {

@@ -76,7 +76,7 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 		return le, err
 	}
 	a := hold.Begin(ctx, l.q.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: l.kind, Name: l.q.Path}, try)
-	le, reentered, err := l.acquire(ctx, try, &a)
+	le, reentered, err := l.acquire(ctx, try, a)
 	a.Done(le, err, reentered)
 	return le, err
 }

@@ -67,7 +67,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int, try bool) (recipes.Lease
 	}
 	a := hold.Begin(ctx, s.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "semaphore", Name: s.Path}, try)
 	for {
-		le, err := s.attempt(ctx, n, try, &a)
+		le, err := s.attempt(ctx, n, try, a)
 		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {
 			continue // the session value ended while we waited: again, under the next
 		}

@@ -62,16 +62,9 @@ type core struct {
 	mu     sync.Mutex
 	count  int   // leases not yet released
 	cause  error // why the holding ended; nil while it lasts
-	ended  time.Time
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-
-	// The trace the holding reports to, once attached (trace.go).
-	trace    *recipes.Trace
-	id       recipes.LockID
-	acquired time.Time
-	revoked  bool // someone asked for the lock
-	reported bool // the loss was reported
+	tr     *traced // the trace it reports to, once attached (trace.go); nil: none
 }
 
 // New starts the holding of the lock owner (the Locker: the key of
@@ -173,10 +166,12 @@ func (h *core) end(cause error) {
 		h.mu.Unlock()
 		return
 	}
-	h.cause, h.ended = cause, time.Now()
+	h.cause = cause
 	cancel := h.cancel
-	report := h.trace != nil && cause != recipes.ErrReleased
-	h.reported = report
+	report := h.tr != nil && cause != recipes.ErrReleased
+	if h.tr != nil {
+		h.tr.ended, h.tr.reported = time.Now(), report
+	}
 	h.mu.Unlock()
 	if cancel != nil {
 		cancel(cause)

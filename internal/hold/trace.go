@@ -10,8 +10,8 @@ import (
 )
 
 // Acquisition reports one Acquire or TryAcquire to a recipes.Trace: Begin
-// at its start, Done at its return. Without a trace it is a zero value
-// that does nothing, and costs no allocation.
+// at its start, Done at its return. Without a trace Begin returns nil,
+// whose methods do nothing: an untraced acquisition allocates nothing.
 type Acquisition struct {
 	t         *recipes.Trace
 	n         uint64 // the reports' ID
@@ -26,12 +26,12 @@ var acquisitions atomic.Uint64
 
 // Begin starts reporting an acquisition of the lock id to the trace ctx
 // carries and to the lock's own (either may be absent); ctx was checked.
-func Begin(ctx context.Context, own *recipes.Trace, id recipes.LockID, try bool) Acquisition {
+func Begin(ctx context.Context, own *recipes.Trace, id recipes.LockID, try bool) *Acquisition {
 	t := recipes.ContextTrace(ctx).And(own)
 	if t == nil {
-		return Acquisition{}
+		return nil
 	}
-	a := Acquisition{t: t, n: acquisitions.Add(1), id: id, try: try, start: time.Now()}
+	a := &Acquisition{t: t, n: acquisitions.Add(1), id: id, try: try, start: time.Now()}
 	if t.AcquireStart != nil {
 		t.AcquireStart(recipes.AcquireStartInfo{ID: a.n, Lock: id, Try: try, Start: a.start, Context: ctx})
 	}
@@ -46,7 +46,7 @@ func (a *Acquisition) Queued() {
 		return
 	}
 	a.contended = true
-	if a.t != nil && a.t.AcquireQueued != nil {
+	if a.t.AcquireQueued != nil {
 		a.t.AcquireQueued(recipes.AcquireQueuedInfo{ID: a.n, Lock: a.id, Try: a.try})
 	}
 }
@@ -54,15 +54,12 @@ func (a *Acquisition) Queued() {
 // Contended reports whether Queued was called.
 func (a *Acquisition) Contended() bool { return a != nil && a.contended }
 
-// Traced reports whether a trace is listening.
-func (a *Acquisition) Traced() bool { return a.t != nil }
-
 // Done reports the end of the acquisition: le and err are what it
 // returns, reentered says le re-entered a holding. A lease of a Holding
 // (a *Lease, or a type embedding one) taken anew is attached to the
 // trace, which is then told of its end (LeaseEnd) and renewals.
 func (a *Acquisition) Done(le recipes.Lease, err error, reentered bool) {
-	if a.t == nil {
+	if a == nil {
 		return
 	}
 	var c *core
@@ -95,13 +92,27 @@ type ServerDeadliner interface {
 // holdingCore gives Acquisition.Done the holding of a lease.
 func (l *Lease) holdingCore() *core { return l.h }
 
+// traced is what a holding that reports to a trace keeps: allocated when
+// it is attached, so that an untraced holding carries one nil pointer.
+type traced struct {
+	trace    *recipes.Trace
+	id       recipes.LockID
+	acquired time.Time
+	ended    time.Time
+	revoked  bool // someone asked for the lock
+	reported bool // the loss was reported
+}
+
 // attach makes the holding report its end to t; a holding lost before
 // (between its start and the end of its Acquire) reports at once.
 func (h *core) attach(t *recipes.Trace, id recipes.LockID, acquired time.Time) {
+	tr := &traced{trace: t, id: id, acquired: acquired}
 	h.mu.Lock()
-	h.trace, h.id, h.acquired = t, id, acquired
-	lost := h.cause != nil && h.cause != recipes.ErrReleased && !h.reported
-	h.reported = h.reported || lost
+	h.tr = tr
+	lost := h.cause != nil && h.cause != recipes.ErrReleased
+	if lost {
+		tr.ended, tr.reported = time.Now(), true // the end was a moment ago
+	}
 	h.mu.Unlock()
 	if lost {
 		h.reportLoss()
@@ -113,15 +124,20 @@ func (h *core) attach(t *recipes.Trace, id recipes.LockID, acquired time.Time) {
 func (h *core) Traced() (*recipes.Trace, recipes.LockID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.trace, h.id
+	if h.tr == nil {
+		return nil, recipes.LockID{}
+	}
+	return h.tr.trace, h.tr.id
 }
 
 // Revoked notes that someone asked for the lock: a release that follows is
 // reported as recipes.EndRevoked.
 func (h *core) Revoked() {
 	h.mu.Lock()
-	h.revoked = true
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	if h.tr != nil {
+		h.tr.revoked = true
+	}
 }
 
 // reportLoss tells the trace of the holding's loss, with the margin the
@@ -129,42 +145,43 @@ func (h *core) Revoked() {
 // cancelled.
 func (h *core) reportLoss() {
 	h.mu.Lock()
-	t, cause, ended := h.trace, h.cause, h.ended
+	tr, cause := *h.tr, h.cause
 	h.mu.Unlock()
-	if t.LeaseEnd == nil {
+	if tr.trace.LeaseEnd == nil {
 		return
 	}
-	info := h.endInfo(recipes.EndCauseOf(cause), cause, ended)
+	info := h.endInfo(&tr, recipes.EndCauseOf(cause), cause)
 	if d, ok := h.freer.(ServerDeadliner); ok {
 		if at, ok := d.ServerDeadline(); ok {
-			info.Margin, info.HasMargin = at.Sub(ended), true
+			info.Margin, info.HasMargin = at.Sub(tr.ended), true
 		}
 	}
-	t.LeaseEnd(info)
+	tr.trace.LeaseEnd(info)
 }
 
 // reportRelease tells the trace of the last Release: released (or revoked),
 // or, when Free found the lock gone or someone else's, gone.
 func (h *core) reportRelease(freeErr error) {
 	h.mu.Lock()
-	t, ended, revoked := h.trace, h.ended, h.revoked
-	h.mu.Unlock()
-	if t == nil || t.LeaseEnd == nil {
+	if h.tr == nil || h.tr.trace.LeaseEnd == nil {
+		h.mu.Unlock()
 		return
 	}
+	tr := *h.tr
+	h.mu.Unlock()
 	cause, err := recipes.EndReleased, error(recipes.ErrReleased)
 	switch {
 	case errors.Is(freeErr, recipes.ErrLockLost):
 		cause, err = recipes.EndGone, freeErr
-	case revoked:
+	case tr.revoked:
 		cause = recipes.EndRevoked
 	case freeErr != nil:
 		err = freeErr
 	}
-	t.LeaseEnd(h.endInfo(cause, err, ended))
+	tr.trace.LeaseEnd(h.endInfo(&tr, cause, err))
 }
 
-func (h *core) endInfo(cause recipes.EndCause, err error, ended time.Time) recipes.LeaseEndInfo {
-	return recipes.LeaseEndInfo{Lock: h.id, Held: ended.Sub(h.acquired), Cause: cause, Err: err,
+func (h *core) endInfo(tr *traced, cause recipes.EndCause, err error) recipes.LeaseEndInfo {
+	return recipes.LeaseEndInfo{Lock: tr.id, Held: tr.ended.Sub(tr.acquired), Cause: cause, Err: err,
 		Token: h.token, HasToken: h.hasToken}
 }

@@ -109,7 +109,8 @@ func NewTerms(ttl, valid time.Duration, what string) Terms {
 // the backend's own take: it checks ctx, re-enters the live holding of
 // owner that ctx carries, and reports the acquisition of the lock id to
 // the trace ctx carries and to own (the lock's). take calls a.Queued
-// when it finds the lock held.
+// when it finds the lock held (a is nil when untraced; its methods do
+// nothing then).
 func Acquire(ctx context.Context, owner any, own *recipes.Trace, id recipes.LockID, try bool,
 	take func(a *hold.Acquisition) (recipes.Lease, error)) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
@@ -122,7 +123,7 @@ func Acquire(ctx context.Context, owner any, own *recipes.Trace, id recipes.Lock
 			return le, nil
 		}
 	}
-	le, err := take(&a)
+	le, err := take(a)
 	if err != nil {
 		le = nil // not a typed nil in the interface
 	}
