@@ -203,8 +203,9 @@ type AcquireDoneInfo struct {
 // LeaseEndInfo is LeaseEnd's report.
 type LeaseEndInfo struct {
 	Lock LockID
-	// Held is the time from the acquisition to the end (to the release,
-	// or to the moment the holder was told of a loss).
+	// Held is the time from the grant (when Acquire returned; the wait
+	// before is AcquireDone's Waited) to the end: to the release, or to
+	// the moment the holder was told of a loss.
 	Held  time.Duration
 	Cause EndCause
 	// Err is the holding's cause: ErrReleased, an ErrLockLost error that

@@ -67,7 +67,7 @@ func (a *Acquisition) Done(le recipes.Lease, err error, reentered bool) {
 		c = h.holdingCore()
 	}
 	if !reentered && c != nil {
-		c.attach(a.t, a.id, a.start)
+		c.attach(a.t, a.id, time.Now()) // held from now: the wait is AcquireDone's
 	}
 	if a.t.AcquireDone == nil {
 		return
