@@ -220,6 +220,11 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 				return le, nil
 			}
 		}
+		if errors.Is(err, memcache.ErrNotStored) || errors.Is(err, ErrQuiet) {
+			// Held (the item exists), or the server may have forgotten a
+			// holder: the call polls, or TryAcquire is refused.
+			a.Queued()
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, recipes.NotAcquired(ctx)

@@ -65,6 +65,12 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 			continue
 		case got.acquired:
 			return l.hold(ctx, w.id, got.token, sent)
+		}
+		// Held by someone else, or a waiter ahead, or the server's quiet
+		// period (it may have forgotten a holder): the call waits, or
+		// TryAcquire is refused.
+		w.a.Queued()
+		switch {
 		case !w.wait && got.quiet:
 			return nil, fmt.Errorf("%w: %s: the server restarted less than a TTL ago and may have forgotten its holder: it grants nothing for %v",
 				recipes.ErrLocked, l, got.wait)

@@ -71,9 +71,15 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 				return nil, err
 			}
 		case stepGiveUp:
+			if errors.Is(err, recipes.ErrLocked) {
+				a.Queued() // TryAcquire refused: held elsewhere
+			}
 			l.letGo(ctx, id, rs)
 			return nil, err
 		case stepRetry:
+			if t.heldElsewhere() {
+				a.Queued() // waits for another holder
+			}
 			l.letGo(ctx, id, rs)
 		}
 		if !ttl.Sleep(ctx, max(l.delay(), t.quietWait())) {

@@ -75,14 +75,16 @@ func (t tally) next(what string, wait bool, ended error) (step, error) {
 		return stepGiveUp, fmt.Errorf("%w (%s, last attempt: %v)", ended, what, t)
 	case wait:
 		return stepRetry, nil
-	case t.held+len(t.quiet) > t.n-t.quorum:
-		// The servers' answers rule a majority out: it is held (or may be,
-		// by a holder that a restarted server forgot).
+	case t.heldElsewhere():
 		return stepGiveUp, t.wrap(recipes.ErrLocked, what)
 	}
 	// Servers did not answer: the lock is not known to be held.
 	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, what)
 }
+
+// heldElsewhere reports whether the servers' answers rule a majority out:
+// it is held (or may be, by a holder that a restarted server forgot).
+func (t tally) heldElsewhere() bool { return t.held+len(t.quiet) > t.n-t.quorum }
 
 // wrap is sentinel with what the servers of the lock named what answered,
 // and the errors they gave.

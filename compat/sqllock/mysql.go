@@ -132,7 +132,7 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition)
 		}
 		if err == nil {
 			var le *hold.Lease
-			if le, err = l.takeRow(ctx, p, me, wait); err == nil {
+			if le, err = l.takeRow(ctx, p, me, wait, a); err == nil {
 				return le, nil
 			}
 			l.leave(ctx, me, p, errors.Is(err, recipes.ErrLocked))
@@ -177,12 +177,13 @@ func (l *Lock) leave(ctx context.Context, me string, p *pinned, refused bool) {
 // takeRow takes the row for me, p holding the companion or not: at once
 // when it is free, else (wait) once the companion comes or, at the
 // latest, at the holder's expiry. ErrLocked when it is held and wait is
-// false.
-func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool) (*hold.Lease, error) {
+// false. It tells a when it finds the lock held.
+func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool, a *hold.Acquisition) (*hold.Lease, error) {
 	s := l.c.sql
 	if !wait && !p.held {
 		// Held, or being handed to the waiter that holds the companion
 		// now: TryAcquire does not jump the queue.
+		a.Queued()
 		return nil, recipes.ErrLocked
 	}
 	pause := firstPause
@@ -214,7 +215,10 @@ func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool) (*h
 			return nil, permanent(err)
 		case remaining == 0:
 			continue // let go meanwhile
-		case !wait:
+		}
+		// The row is held: the call waits, or TryAcquire is refused.
+		a.Queued()
+		if !wait {
 			return nil, recipes.ErrLocked
 		}
 		d := min(ttl.Jitter(time.Duration(remaining)*time.Microsecond), l.ttl)

@@ -29,6 +29,7 @@ type pgWaiting struct {
 	id   string
 	me   string
 	wait bool
+	a    *hold.Acquisition
 }
 
 // waiterSeq numbers the waiters of the process: with a listener, a
@@ -42,7 +43,7 @@ func (l *Lock) acquirePostgres(ctx context.Context, wait bool, a *hold.Acquisiti
 	if l.c.channel != "" {
 		id = strconv.FormatUint(waiterSeq.Add(1), 36)
 	}
-	w := pgWaiting{l: l, id: id, me: l.c.channel + "/" + id, wait: wait}
+	w := pgWaiting{l: l, id: id, me: l.c.channel + "/" + id, wait: wait, a: a}
 	return w.run(ctx)
 }
 
@@ -101,7 +102,11 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 			continue
 		case code == 1:
 			return l.hold(ctx, w.me, n, sent)
-		case !w.wait:
+		}
+		// Held, or a waiter ahead: the call waits in the queue, or
+		// TryAcquire is refused.
+		w.a.Queued()
+		if !w.wait {
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
 		}
 		backoff = retryBase
