@@ -39,6 +39,16 @@
 // suspension is never papered over by a reconnection (CURATOR-620). Resign
 // (and the end of Run's function) deletes our node at once, so that a
 // successor leads within a few round trips, not a session timeout.
+//
+// # Tracing
+//
+// A recipes.Trace, of the client (session.WithTrace) or of a call's
+// context (recipes.WithTrace), hears of the campaigns and leaderships as of
+// any lock's acquisitions and leases (recipes.LockID Kind "leader", Name
+// the election's path), and, through its Leadership hook, of this
+// participant gaining the leadership and losing it: Err nil when it was
+// given up (Resign, the end of Lead's function, the client's Close), else
+// the cause, an error that is recipes.ErrLockLost.
 package leader
 
 import (
@@ -147,7 +157,7 @@ func (l *Leadership) Resign(ctx context.Context) error { return l.lease.Release(
 // the client is closed. A campaign whose session ends goes on under the
 // next session, keeping its place if the session survived.
 func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
-	le, err := e.lock.Acquire(ctx, false)
+	le, err := e.acquire(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -156,13 +166,13 @@ func (e *Election) Campaign(ctx context.Context) (*Leadership, error) {
 
 // Acquire implements recipes.Locker: Campaign, as a lease.
 func (e *Election) Acquire(ctx context.Context) (recipes.Lease, error) {
-	return e.lock.Acquire(ctx, false)
+	return e.acquire(ctx, false)
 }
 
 // TryAcquire leads if no one else leads or waits ahead now, and otherwise
 // fails at once with recipes.ErrLocked.
 func (e *Election) TryAcquire(ctx context.Context) (recipes.Lease, error) {
-	return e.lock.Acquire(ctx, true)
+	return e.acquire(ctx, true)
 }
 
 // Lead campaigns, runs fn while leading (its context ends when leadership

@@ -86,4 +86,15 @@
 // (say, the lease of that member alone): that member re-enters, or fails
 // fast; it never waits for itself. Goroutines sharing one MultiLock with
 // contexts of their own exclude each other, as with any lock.
+//
+// # Tracing
+//
+// A MultiLock reports to the recipes.Trace of the context of Acquire or
+// TryAcquire (recipes.WithTrace; it has no option of its own), as
+// recipes.LockID{Backend: "multi", Kind: "multilock", Name: its members'
+// names joined by ", "}: AcquireStart and AcquireDone, AcquireQueued when
+// a member found its lock held, and LeaseEnd once per holding, at its last
+// Release or when a member is lost (the cause is that member's, as
+// recipes.EndCauseOf classifies it). The members report their own
+// acquisitions and leases too, to that trace and to their own.
 package multilock

@@ -91,12 +91,16 @@ func same(a, b recipes.Locker) (eq bool) {
 func (m *MultiLock) Lockers() []recipes.Locker { return slices.Clone(m.lockers) }
 
 // String names the MultiLock and its members, for messages.
-func (m *MultiLock) String() string {
+func (m *MultiLock) String() string { return "multilock [" + m.names() + "]" }
+
+// names joins the members' names (their String, or type), in order: the
+// Name of the MultiLock's recipes.LockID.
+func (m *MultiLock) names() string {
 	names := make([]string, len(m.lockers))
 	for i, l := range m.lockers {
 		names[i] = describe(l)
 	}
-	return "multilock [" + strings.Join(names, ", ") + "]"
+	return strings.Join(names, ", ")
 }
 
 // Acquire takes every member, in order, waiting for each, all within ctx;
@@ -136,9 +140,32 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
+	if recipes.ContextTrace(ctx) == nil { // untraced: no report, no cost
+		le, _, err := m.take(ctx, try, nil)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return le, nil
+	}
+	a := hold.Begin(ctx, nil, recipes.LockID{Backend: traceBackend, Kind: traceKind, Name: m.names()}, try)
+	c := &contention{a: a}
+	le, reentered, err := m.take(ctx, try, c)
+	c.end()
+	if err != nil {
+		a.Done(nil, err, false)
+		return nil, err
+	}
+	a.Done(le.held, nil, reentered) // the holding's own lease: its end is reported
+	return le, nil
+}
+
+// take is Acquire or TryAcquire after the checks: it re-enters a holding
+// ctx carries, or takes every member. c, when the acquisition is traced,
+// hears of the members found held; nil otherwise.
+func (m *MultiLock) take(ctx context.Context, try bool, c *contention) (_ *Lease, reentered bool, _ error) {
 	if h := hold.HeldBy[*holding](ctx, m); h != nil {
 		if hl := h.Reenter(); hl != nil {
-			return &Lease{held: hl, h: h.Impl()}, nil
+			return &Lease{held: hl, h: h.Impl()}, true, nil
 		}
 	}
 	// actx ends with ctx, or when the lease of a member already taken ends
@@ -154,6 +181,13 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 		watches = nil
 	}
 	defer unwatch()
+	// The members' context: actx's, carrying, when the acquisition is
+	// traced, a trace by which it hears that a member waits (the members
+	// report AcquireQueued to the trace their context carries).
+	mctx := actx
+	if c != nil {
+		mctx = recipes.WithTrace(actx, &recipes.Trace{AcquireQueued: c.queued})
+	}
 	for i, l := range m.lockers {
 		op, take := OpAcquire, l.Acquire
 		if try {
@@ -161,16 +195,19 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 		}
 		// The member sees the holdings of those taken before it, for
 		// re-entry, and the cancellation of actx.
-		lease, err := take(&withValues{Context: actx, values: valuesOf(taken)})
+		lease, err := take(&withValues{Context: mctx, values: valuesOf(taken)})
 		switch {
 		case err == nil && lease == nil:
 			err = fmt.Errorf("%w: the member returned no lease and no error", recipes.ErrNotAcquired)
 		case err != nil && lease != nil:
 			taken = append(taken, lease) // released with the rest
 		}
+		if err != nil && errors.Is(err, recipes.ErrLocked) {
+			c.queued(recipes.AcquireQueuedInfo{}) // a member that does not report it
+		}
 		if err != nil {
 			unwatch() // what giveUp releases is no loss
-			return nil, m.giveUp(ctx, actx, taken, &MemberError{Index: i, Locker: l, Op: op, Err: err})
+			return nil, false, m.giveUp(ctx, actx, taken, &MemberError{Index: i, Locker: l, Op: op, Err: err})
 		}
 		taken = append(taken, lease)
 		watches = append(watches, context.AfterFunc(lease.Context(), func() {
@@ -181,10 +218,10 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 		if lease.Err() != nil { // ended while the rest were taken
 			cancel(lostError(i, m.lockers[i], context.Cause(lease.Context())))
 			unwatch()
-			return nil, m.giveUp(ctx, actx, taken, nil)
+			return nil, false, m.giveUp(ctx, actx, taken, nil)
 		}
 	}
-	return m.hold(ctx, taken), nil
+	return m.hold(ctx, taken), false, nil
 }
 
 // giveUp releases taken, in reverse order, and returns the error of an
