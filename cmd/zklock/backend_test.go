@@ -68,7 +68,7 @@ func TestBackends(t *testing.T) {
 func TestCompatLockLost(t *testing.T) {
 	r := harness.StartRedis(t)
 	path := lockPath(t)
-	p := startZklock(t, "--backend", "redis", "--redis", r.Addr(), "--ttl", "1s", "--grace", "1s",
+	p := startZklock(t, "--backend", "redis", "--redis", r.Addr(), "--ttl", "1s", "--grace", "1s", "-v",
 		path, "--", "sh", "-c", holdScript)
 	p.waitOutput(t, p.stdout, "ready")
 	admin := redis.NewClient(&redis.Options{Addr: r.Addr()})
@@ -76,6 +76,7 @@ func TestCompatLockLost(t *testing.T) {
 	require.NoError(t, admin.Del(context.Background(), "{"+path+"}").Err())
 	assert.Equal(t, exitLockLost, p.wait(t))
 	assert.Contains(t, p.stderr.String(), "redislock "+path+" lost while sh was running")
+	assert.Regexp(t, verboseEnd("redislock "+path, `lost \(`), p.stderr.String(), "-v: the time held and the cause")
 }
 
 // A Redis that does not answer: exit 69, as for ZooKeeper. go-redis's own

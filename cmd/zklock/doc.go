@@ -96,7 +96,8 @@
 //	--grace DUR              after the lock is lost, time between SIGTERM and SIGKILL (default 5s)
 //	--data STRING            stored in the lock node (any kind), shown by ls (default HOSTNAME:PID)
 //	-q, --quiet              print no messages; the exit status tells
-//	-v, --verbose            report connecting, waiting, acquiring, releasing and connection trouble
+//	-v, --verbose            report connecting, waiting, acquiring, releasing and connection trouble,
+//	                         the wait's length and the hold's, and why the lease ended
 //
 // Durations are Go durations (500ms, 10s, 2m) or plain seconds (10, 0.5).
 //
@@ -153,12 +154,37 @@
 // (1 lease)"; "redislock PATH", "redlock PATH", "memcachedlock PATH",
 // "sqllock PATH" on the other backends.
 //
+// With -v zklock also says, on every backend, how long it waited for the
+// lock and whether it had to (contended: the lock was held, or a waiter
+// was ahead; on a Redis or memcached server just started, which grants
+// nothing for a TTL, the first wait counts too), at the end how long it held the lock and why the
+// lease ended, and each failed renewal of a TTL lease:
+//
+//	zklock: acquired mutex /jobs/x (token 8, node /jobs/x/_c_...-lock-0000000001) after waiting 2.314s (contended)
+//	zklock: held mutex /jobs/x for 5.002s: released
+//	zklock: released mutex /jobs/x
+//
+// or, for a loss, the cause (connection suspended, session lost, TTL
+// lapsed, lock gone from the server, renewal failed, client closed) and,
+// when the backend knows it, the told-first margin: how long before the
+// server could let the lock go (to another holder) zklock was told ("told
+// D after" when it was told late), then the error:
+//
+//	zklock: held mutex /jobs/x for 1.335s: lost (connection suspended; told 666ms before the server could let the lock go): recipes: lock lost: ...
+//
+// A wait that ends without the lock is reported as "waited D for LOCK:
+// timeout (contended)" (or locked, for --try, or canceled). These come
+// from a recipes.Trace that zklock attaches to its acquire's context
+// (recipes.WithTrace): the loss is printed as the library tells it, before
+// COMMAND is terminated. The time held is counted from the acquire's
+// return.
+//
 // # zklock ls
 //
 // zklock ls prints the lock's holders and waiters in queue order, one per
 // line, fields separated by a tab:
 //
-//	POSITION  ROLE  KIND  NODE  SESSION  DATA
+//	POSITION  ROLE  KIND  NODE  SESSION  DATA  HELD
 //
 // POSITION is the number of nodes listed ahead (0 for the first), ROLE is
 // "holder" or "waiter" ("unknown" for a node of a kind zklock does not
@@ -167,7 +193,13 @@
 // ("...__WRIT__<seq>"), "exclusive" ("lock") or "unknown". NODE is the
 // node's name, SESSION its owner's session id in hex (0x...) and DATA what
 // the process stored (--data): printed as it is when it is printable
-// single-line text without tabs, else quoted as a Go string. Holders are
+// single-line text without tabs, else quoted as a Go string. A seventh
+// field, HELD, is "held 3.2s" for a holder (to a tenth of a second, and
+// to the second from a minute on: "held 4m12s") and "-" for any other
+// node: the time since the holder's node was made (its ctime, by the
+// server's clock, against this machine's), so for a holder that queued
+// its wait is counted too. ls is for ZooKeeper only: the other backends
+// have no ls, and so no hold time. Holders are
 // marked by the lock's own rules (the recipes' Participants): several
 // readers are holders at once when no writer is ahead of them. The
 // exclusive lock's node, its holder, is listed first; its waiters create no

@@ -104,7 +104,7 @@ func TestKindsEnvironmentAndMessages(t *testing.T) {
 			stderr := p.stderr.String()
 			name := fmt.Sprintf(tc.name, path)
 			assert.Contains(t, stderr, "zklock: waiting for "+name+"\n")
-			assert.Contains(t, stderr, fmt.Sprintf("zklock: acquired %s (token %d, node %s)\n", name, tok, node))
+			assert.Contains(t, stderr, fmt.Sprintf("zklock: acquired %s (token %d, node %s) after waiting ", name, tok, node))
 			assert.Contains(t, stderr, "zklock: released "+name+"\n")
 			assert.Empty(t, children(t, c, path))
 		})

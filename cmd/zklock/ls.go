@@ -30,7 +30,14 @@ per line, fields separated by a tab:
   SESSION   the session id owning the node (0x...)
   DATA      what the process stored (--data; zklock's default is HOSTNAME:PID),
             quoted as a Go string unless it is printable text without tabs
-A free lock, or a PATH that does not exist, prints nothing.
+  HELD      for a holder, how long ago its node was made: "held 3.2s" (to a
+            tenth of a second; "held 4m12s" from a minute on); "-" for the
+            other nodes. A holder that queued made its node when it began
+            to wait, so its wait is counted too. The time is this machine's
+            clock against the server's (the node's ctime): clock skew
+            shows in it (a negative difference is shown as 0.0s)
+A free lock, or a PATH that does not exist, prints nothing. ls is for
+ZooKeeper locks only: the other backends (--backend) have no ls.
 
 The kind is told from the node names: "...lock-<seq>" is the mutex's (Curator's
 InterProcessMutex), "...__READ__<seq>" and "...__WRIT__<seq>" are the read/write
@@ -52,6 +59,7 @@ Flags:
 Examples:
   zklock ls --servers zk1:2181 /jobs/backup
   zklock ls /data/catalog | awk -F '\t' '$2 == "holder"'
+  zklock ls /jobs/backup | awk -F '\t' '$2 == "holder" { print $6, $7 }'
 `
 
 // lsMain is `zklock ls [flags] PATH`.
@@ -90,10 +98,33 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		rep.errorf("ls: listing lock %s: %v", path, err)
 		return exitUnavailable
 	}
+	now := time.Now()
 	for i, e := range entries {
-		fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t0x%x\t%s\n", i, e.role, e.kind, e.node, e.session, displayData(e.data))
+		fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t0x%x\t%s\t%s\n", i, e.role, e.kind, e.node, e.session, displayData(e.data),
+			heldField(e, now))
 	}
 	return exitOK
+}
+
+// heldField is ls's HELD column: "held 3.2s", the time since a holder's
+// node was created (by this machine's clock against the server's: a
+// negative difference, from clock skew, shows as 0s), or "-" for a
+// waiter, an unknown node, or a holder whose node went meanwhile.
+func heldField(e lockEntry, now time.Time) string {
+	if e.role != roleHolder || e.ctime == 0 {
+		return "-"
+	}
+	return "held " + roundHeld(now.Sub(time.UnixMilli(e.ctime)))
+}
+
+// roundHeld shows a hold time in seconds to a tenth, or to the second
+// from a minute on: "0.0s", "3.2s", "4m12s", "26h3m0s".
+func roundHeld(d time.Duration) string {
+	d = max(d, 0)
+	if d < time.Minute-50*time.Millisecond {
+		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
 }
 
 // parseLs parses ls's arguments: flags, PATH, and flags again.

@@ -107,7 +107,12 @@ Flags (before PATH, or between PATH and --):
   --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
   --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID)
   -q, --quiet              print no messages (the exit status tells)
-  -v, --verbose            report connecting, waiting, acquiring, releasing, connection trouble
+  -v, --verbose            report connecting, waiting, acquiring, releasing, connection trouble;
+                           how long the wait took and whether the lock was held or queued
+                           for (contended); at the end how long the lock was held and why
+                           the lease ended: released, or the cause of a loss (session lost,
+                           TTL lapsed, ...) with how long before the server could let the
+                           lock go zklock was told, when the backend knows it
 DUR is a Go duration (500ms, 10s, 2m) or plain seconds (10, 0.5).
 
 COMMAND runs in its own process group with these in its environment:
@@ -124,6 +129,8 @@ zklock ls [--servers ...] [--namespace ...] PATH
   prints the holders and the waiters in queue order, one per line, tab separated:
   POSITION (nodes listed ahead: 0, 1, ...)  ROLE (holder|waiter|unknown)
   KIND (mutex|read|write|exclusive|unknown)  NODE  SESSION (0x...)  DATA
+  HELD (a holder's "held 3.2s": since its node was made, any wait in the
+  queue included; "-" for the others)
   The kind is told from the node names. Several readers hold at once when no
   writer is ahead of them. The exclusive lock shows its holder only: its
   waiters have no nodes. A free lock prints nothing. 'zklock ls --help' for more.

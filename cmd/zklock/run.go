@@ -64,6 +64,7 @@ type runner struct {
 	client *session.Client // ZooKeeper's; nil for the other backends
 	lock   recipes.Locker  // nil until connected
 	close  func()          // closes the backend's clients
+	trace  *leaseTrace     // -v's report of the wait and the lease's end; nil without -v
 }
 
 // lockName names the lock in messages as its package does, and as its
@@ -95,7 +96,7 @@ func (r *runner) run() int {
 	if lease == nil {
 		return code
 	}
-	r.rep.infof("acquired %s (%s)", r.lockName(), describeLease(lease))
+	r.rep.infof("acquired %s (%s)%s", r.lockName(), describeLease(lease), r.trace.waited())
 	if sig := r.sigs.pending(); sig != nil {
 		// Asked to stop just as the lock came: do not start COMMAND.
 		r.release(lease)
@@ -171,6 +172,11 @@ func (r *runner) acquire() (recipes.Lease, int) {
 		return nil, code
 	}
 	r.rep.infof("waiting for %s", r.lockName())
+	if r.rep.verbose {
+		// The lease keeps the trace: its end is reported too.
+		r.trace = newLeaseTrace(r.rep, r.lockName())
+		ctx = recipes.WithTrace(ctx, r.trace.trace())
+	}
 	var lease recipes.Lease
 	var err error
 	if r.o.try {
@@ -179,6 +185,9 @@ func (r *runner) acquire() (recipes.Lease, int) {
 		lease, err = r.lock.Acquire(ctx)
 	}
 	stopWatch()
+	if msg := r.trace.gaveUp(); msg != "" {
+		r.rep.infof("%s", msg)
+	}
 	var sig interrupted
 	if err == nil && errors.As(context.Cause(ctx), &sig) {
 		// Taken just as a signal ended the wait: give it back.
@@ -243,6 +252,7 @@ func (r *runner) lost(ch *child, cause error) int {
 	if res.err != nil {
 		status = res.err.Error()
 	}
+	r.trace.awaitEnd() // -v: the cause and the margin, as the library tells them
 	r.rep.errorf("%s lost while %s was running: %v (%s; %s %s)",
 		r.lockName(), r.o.argv[0], cause, how, r.o.argv[0], status)
 	return exitLockLost
@@ -265,6 +275,7 @@ func (r *runner) finish(lease recipes.Lease, res exitResult) int {
 			return res.code
 		}
 	}
+	r.trace.awaitEnd()
 	r.rep.errorf("%s was lost before it was released (%s exited with status %d; its work may not have been exclusive): %v",
 		r.lockName(), r.o.argv[0], res.code, err)
 	return exitLockLost

@@ -100,11 +100,14 @@ func TestSQLBackends(t *testing.T) {
 
 			t.Run("lost", func(t *testing.T) {
 				path := lockPath(t)
-				p := startZklock(t, slices.Concat(v.args, []string{"--ttl", "1s", "--grace", "1s", path, "--", "sh", "-c", holdScript})...)
+				p := startZklock(t, slices.Concat(v.args, []string{"--ttl", "1s", "--grace", "1s", "-v", path, "--", "sh", "-c", holdScript})...)
 				p.waitOutput(t, p.stdout, "ready")
 				v.steal(t, path)
 				assert.Equal(t, exitLockLost, p.wait(t))
 				assert.Contains(t, p.stderr.String(), "sqllock "+path+" lost while sh was running")
+				// -v: the wait, and the time held and the cause.
+				assert.Regexp(t, verboseAcquired("sqllock "+path, "(un)?contended"), p.stderr.String())
+				assert.Regexp(t, verboseEnd("sqllock "+path, `lost \(`), p.stderr.String())
 			})
 
 			// zklocks started at once on a table that does not exist yet:

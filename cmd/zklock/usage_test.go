@@ -87,6 +87,8 @@ func TestHelpAndVersion(t *testing.T) {
 			assert.Contains(t, out, "\n  zklock "+flag+" ", "an example uses the flag")
 		}
 		assert.Contains(t, out, "KIND (mutex|read|write|exclusive|unknown)")
+		assert.Contains(t, out, "\n  HELD (")
+		assert.Contains(t, out, "(contended)")
 		for _, flag := range []string{"--backend", "--dsn", "--listen-dsn", "--table", "--ttl"} {
 			assert.Contains(t, out, "\n  "+flag+" ", "the flag is described")
 		}
@@ -97,6 +99,7 @@ func TestHelpAndVersion(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, p.stdout.String(), "Usage: zklock ls [flags] PATH")
 	assert.Contains(t, p.stdout.String(), "\n  KIND ")
+	assert.Contains(t, p.stdout.String(), "\n  HELD ")
 	assert.Contains(t, p.stdout.String(), "its waiters create no nodes")
 
 	code, p = runZklock(t, "version")

@@ -11,7 +11,7 @@ var table = Table{
 			// What every lock has in common, on every backend: the
 			// interfaces, the contract suite, all-of-several-locks, and the
 			// implementers' holding machinery.
-			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "internal/hold"},
+			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold"},
 			StdOnly:  true,
 		},
 		{

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// leaseTrace is -v's report of the wait and of the lease's end, fed by a
+// recipes.Trace on the acquire's context (recipes.WithTrace), the same on
+// every backend. AcquireDone is kept for the messages run.go prints after
+// the acquire; LeaseEnd and a failed Renewal are printed from the hook,
+// one line on stderr each, as the library reports them (a loss as soon as
+// the holder is told, before COMMAND is terminated).
+type leaseTrace struct {
+	rep  *reporter
+	name string // the lock, as messages name it
+
+	ended   chan struct{} // closed once the lease's end was printed
+	endOnce sync.Once
+
+	mu       sync.Mutex
+	done     recipes.AcquireDoneInfo
+	hasDone  bool
+	acquired time.Time // when the acquire returned with the lease
+}
+
+// endReportWait bounds how long zklock waits, after a loss, for the
+// library's report of it (made on the goroutine that saw the loss, just
+// after the lease's context was cancelled), so that -v prints it before
+// zklock exits.
+const endReportWait = 2 * time.Second
+
+func newLeaseTrace(rep *reporter, name string) *leaseTrace {
+	return &leaseTrace{rep: rep, name: name, ended: make(chan struct{})}
+}
+
+// trace is the Trace to attach to the acquire's context.
+func (lt *leaseTrace) trace() *recipes.Trace {
+	return &recipes.Trace{AcquireDone: lt.acquireDone, LeaseEnd: lt.leaseEnd, Renewal: lt.renewal}
+}
+
+func (lt *leaseTrace) acquireDone(i recipes.AcquireDoneInfo) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lt.done, lt.hasDone = i, true
+	if i.Outcome == recipes.OutcomeAcquired {
+		lt.acquired = time.Now()
+	}
+}
+
+// waited is " after waiting D (contended)" (or "(uncontended)") for the
+// acquired message, "" when the acquire was not reported.
+func (lt *leaseTrace) waited() string {
+	if lt == nil {
+		return ""
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if !lt.hasDone {
+		return ""
+	}
+	return fmt.Sprintf(" after waiting %s (%s)", fmtDuration(lt.done.Waited), contention(lt.done.Contended))
+}
+
+// gaveUp is "waited D for LOCK: OUTCOME (contended)", for a wait that
+// ended without the lock; "" when it was not reported.
+func (lt *leaseTrace) gaveUp() string {
+	if lt == nil {
+		return ""
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if !lt.hasDone || lt.done.Outcome == recipes.OutcomeAcquired {
+		return ""
+	}
+	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome,
+		contention(lt.done.Contended))
+}
+
+func contention(c bool) string {
+	if c {
+		return "contended"
+	}
+	return "uncontended"
+}
+
+// leaseEnd prints how long the lock was held and why the holding ended:
+// "held LOCK for D: released", or "held LOCK for D: lost (CAUSE; told D
+// before the server could let the lock go): ERR". The time held is
+// counted from the acquire's return (the library's Held counts from its
+// start) to the report.
+func (lt *leaseTrace) leaseEnd(i recipes.LeaseEndInfo) {
+	held := i.Held
+	lt.mu.Lock()
+	if !lt.acquired.IsZero() {
+		held = time.Since(lt.acquired)
+	}
+	lt.mu.Unlock()
+	lt.rep.infof("%s", leaseEndMessage(lt.name, held, i))
+	lt.endOnce.Do(func() { close(lt.ended) })
+}
+
+// awaitEnd waits (at most endReportWait) until the lease's end was
+// printed. lt may be nil.
+func (lt *leaseTrace) awaitEnd() {
+	if lt == nil {
+		return
+	}
+	t := time.NewTimer(endReportWait)
+	defer t.Stop()
+	select {
+	case <-lt.ended:
+	case <-t.C:
+	}
+}
+
+func leaseEndMessage(name string, held time.Duration, i recipes.LeaseEndInfo) string {
+	msg := fmt.Sprintf("held %s for %s: ", name, fmtDuration(held))
+	switch i.Cause {
+	case recipes.EndReleased:
+		return msg + "released"
+	case recipes.EndRevoked:
+		return msg + "released on request (revoked)"
+	}
+	msg += "lost (" + causeText(i.Cause)
+	if i.HasMargin {
+		if i.Margin >= 0 {
+			msg += fmt.Sprintf("; told %s before the server could let the lock go", fmtDuration(i.Margin))
+		} else {
+			msg += fmt.Sprintf("; told %s after the server could let the lock go", fmtDuration(-i.Margin))
+		}
+	}
+	msg += ")"
+	if i.Err != nil {
+		msg += ": " + i.Err.Error()
+	}
+	return msg
+}
+
+// causeText says a lease's end cause in words.
+func causeText(c recipes.EndCause) string {
+	switch c {
+	case recipes.EndSuspended:
+		return "connection suspended"
+	case recipes.EndSessionLost:
+		return "session lost"
+	case recipes.EndClosed:
+		return "client closed"
+	case recipes.EndTTLLapsed:
+		return "TTL lapsed"
+	case recipes.EndGone:
+		return "lock gone from the server"
+	case recipes.EndRenewalFailed:
+		return "renewal failed"
+	}
+	return string(c)
+}
+
+// renewal prints a failed renewal of a TTL lease (the lease may still be
+// held: a renewal is retried while the TTL allows).
+func (lt *leaseTrace) renewal(i recipes.RenewalInfo) {
+	if i.Err != nil {
+		lt.rep.infof("renewing %s failed after %s: %v", lt.name, fmtDuration(i.Latency), i.Err)
+	}
+}
+
+// fmtDuration shows a duration to the millisecond (to the microsecond
+// below one): "1.203s", "15ms", "850µs".
+func fmtDuration(d time.Duration) string {
+	if d > -time.Millisecond && d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
