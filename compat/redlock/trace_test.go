@@ -1,12 +1,10 @@
 package redlock_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
@@ -20,181 +18,11 @@ import (
 // a busy machine does not count a server as down.
 const traceTTL = time.Second
 
+// lapseTTL is the TTL of the lock whose servers are blackholed.
+const lapseTTL = 2 * time.Second
+
 func traceOpts(d time.Duration, more ...redlock.Option) []redlock.Option {
 	return append([]redlock.Option{redlock.WithTTL(d), redlock.WithServerTimeout(d / 10)}, more...)
-}
-
-// lockID is what the reports about the lock name say.
-func lockID(name string) recipes.LockID {
-	return recipes.LockID{Backend: "redlock", Kind: "lock", Name: name}
-}
-
-// acquisition waits for the n-th acquisition (1-based) rec saw to return,
-// checks it against its other reports (one AcquireStart with its ID;
-// one AcquireQueued when it was contended, else none; the lock id and
-// try everywhere; no token: Redlock has none) and returns its
-// AcquireDone.
-func acquisition(t *testing.T, rec *tracetest.Recorder, n int, id recipes.LockID, try bool) recipes.AcquireDoneInfo {
-	t.Helper()
-	d := rec.AwaitDone(t, n)
-	assert.Equal(t, id, d.Lock)
-	assert.Equal(t, try, d.Try)
-	assert.False(t, d.HasToken)
-	starts, queued := 0, 0
-	for _, s := range rec.Starts() {
-		if s.ID == d.ID {
-			starts++
-			assert.Equal(t, id, s.Lock)
-			assert.Equal(t, try, s.Try)
-		}
-	}
-	for _, q := range rec.Queued() {
-		if q.ID == d.ID {
-			queued++
-			assert.Equal(t, id, q.Lock)
-			assert.Equal(t, try, q.Try)
-		}
-	}
-	assert.Equal(t, 1, starts, "AcquireStart reports of acquisition %d", d.ID)
-	if d.Contended {
-		assert.Equal(t, 1, queued, "AcquireQueued reports of contended acquisition %d", d.ID)
-	} else {
-		assert.Zero(t, queued, "AcquireQueued reports of uncontended acquisition %d", d.ID)
-	}
-	return d
-}
-
-// The outcomes of Acquire and TryAcquire, as a Trace sees them, attached
-// by the lock's option and by the context.
-func TestTraceAcquisitions(t *testing.T) {
-	servers := harness.StartRedisN(t, 3)
-	settle(t, servers, traceTTL)
-	ctx := ctxT(t)
-
-	t.Run("free, re-entered, released", func(t *testing.T) {
-		id := lockID("free")
-		own, byCtx := tracetest.New(), tracetest.New()
-		l := newLock(t, servers, "free", traceOpts(traceTTL, redlock.WithTrace(own.Trace()))...)
-		lease, err := l.Acquire(recipes.WithTrace(ctx, byCtx.Trace()))
-		require.NoError(t, err)
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			d := acquisition(t, rec, 1, id, false)
-			assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-			assert.NoError(t, d.Err)
-			assert.False(t, d.Contended)
-			assert.False(t, d.Reentered)
-		}
-		assert.Equal(t, own.Dones()[0].ID, byCtx.Dones()[0].ID, "one acquisition, reported to both traces")
-
-		// Re-entered twice with the lease's context, which carries the
-		// context's trace: both traces see it.
-		again, err := l.Acquire(lease.Context())
-		require.NoError(t, err)
-		third, err := l.TryAcquire(again.Context())
-		require.NoError(t, err)
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			for n, try := range map[int]bool{2: false, 3: true} {
-				d := acquisition(t, rec, n, id, try)
-				assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-				assert.True(t, d.Reentered)
-				assert.False(t, d.Contended)
-			}
-		}
-		require.NoError(t, third.Release(ctx))
-		require.NoError(t, again.Release(ctx))
-		assert.Empty(t, own.Ends(), "a holding ends at its last Release")
-		require.NoError(t, lease.Release(ctx))
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			end := rec.AwaitEnd(t, 1)
-			assert.Equal(t, recipes.EndReleased, end.Cause)
-			assert.Equal(t, recipes.ErrReleased, end.Err)
-			assert.Equal(t, id, end.Lock)
-			assert.Positive(t, end.Held)
-			assert.False(t, end.HasMargin)
-			assert.False(t, end.HasToken)
-			assert.Len(t, rec.Ends(), 1, "one LeaseEnd for the holding and its re-entries")
-		}
-	})
-
-	// The lock is held by another Lock from here on.
-	held, err := newLock(t, servers, "held", traceOpts(traceTTL)...).Acquire(ctx)
-	require.NoError(t, err)
-	id := lockID("held")
-	contender := newLock(t, servers, "held", traceOpts(traceTTL, redlock.WithRetryDelay(10*time.Millisecond))...)
-
-	t.Run("TryAcquire on a held lock", func(t *testing.T) {
-		rec := tracetest.New()
-		_, err := contender.TryAcquire(recipes.WithTrace(ctx, rec.Trace()))
-		require.ErrorIs(t, err, recipes.ErrLocked)
-		d := acquisition(t, rec, 1, id, true)
-		assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrLocked)
-		assert.True(t, d.Contended)
-		require.Len(t, rec.Queued(), 1)
-		assert.Equal(t, rec.Starts()[0].ID, rec.Queued()[0].ID)
-	})
-
-	t.Run("deadline while waiting", func(t *testing.T) {
-		rec := tracetest.New()
-		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		defer cancel()
-		_, err := contender.Acquire(recipes.WithTrace(short, rec.Trace()))
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
-		assert.True(t, d.Contended, "the first attempt found the lock held")
-	})
-
-	t.Run("cancelled while waiting", func(t *testing.T) {
-		rec := tracetest.New()
-		cctx, cancel := context.WithCancel(recipes.WithTrace(ctx, rec.Trace()))
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			_, err := contender.Acquire(cctx)
-			done <- err
-		}()
-		rec.Await(t, "AcquireQueued", func(r *tracetest.Recorder) bool { return len(r.Queued()) > 0 })
-		cancel()
-		require.ErrorIs(t, <-done, context.Canceled)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
-		assert.True(t, d.Contended)
-	})
-
-	t.Run("acquired behind a holder", func(t *testing.T) {
-		rec := tracetest.New()
-		got := make(chan recipes.Lease, 1)
-		go func() {
-			lease, err := contender.Acquire(recipes.WithTrace(ctx, rec.Trace()))
-			assert.NoError(t, err)
-			got <- lease
-		}()
-		rec.Await(t, "AcquireQueued", func(r *tracetest.Recorder) bool { return len(r.Queued()) > 0 })
-		require.NoError(t, held.Release(ctx))
-		lease := <-got
-		require.NotNil(t, lease)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-		assert.True(t, d.Contended)
-		require.NoError(t, lease.Release(ctx))
-	})
-
-	t.Run("server error", func(t *testing.T) {
-		closed := clients(t, servers)
-		for _, c := range closed {
-			require.NoError(t, c.(*redis.Client).Close())
-		}
-		rec := tracetest.New()
-		l, err := redlock.New(closed, "closed", traceOpts(traceTTL, redlock.WithTrace(rec.Trace()))...)
-		require.NoError(t, err)
-		_, err = l.Acquire(ctx)
-		require.ErrorIs(t, err, redis.ErrClosed)
-		d := acquisition(t, rec, 1, lockID("closed"), false)
-		assert.Equal(t, recipes.OutcomeError, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
-		assert.False(t, d.Contended)
-	})
 }
 
 // proxied gives a holder its own clients of the servers, each through a
@@ -212,108 +40,75 @@ func proxied(t *testing.T, servers []*harness.Redis) ([]redlock.Redis, []*harnes
 	return rs, ps
 }
 
-// How a holding ends, as a Trace sees it, and its extensions (renewals).
-func TestTraceLeaseEnds(t *testing.T) {
-	servers := harness.StartRedisN(t, 3)
-	const lapseTTL = 2 * time.Second
-	settle(t, servers, lapseTTL)
-	admins := clients(t, servers)
-	ctx := ctxT(t)
-	del := func(t *testing.T, name string) {
-		for _, a := range admins {
-			require.NoError(t, a.(*redis.Client).Del(ctx, "{"+name+"}").Err())
-		}
-	}
-
-	// The key deleted under the holder: its next extension finds it gone,
-	// and the holder is told then, before the TTL counted from the last
-	// confirmed request would have run out.
-	t.Run("gone at a renewal", func(t *testing.T) {
-		rec := tracetest.New()
-		lease, err := newLock(t, servers, "deleted", traceOpts(traceTTL, redlock.WithTrace(rec.Trace()))...).Acquire(ctx)
-		require.NoError(t, err)
-		del(t, "deleted")
-		end := rec.AwaitEnd(t, 1)
-		t.Logf("gone at a renewal: told %v before the server-side expiry", end.Margin)
-		assert.Equal(t, recipes.EndGone, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.ErrorIs(t, end.Err, ttl.ErrNotOurs)
-		assert.Equal(t, lockID("deleted"), end.Lock)
-		assert.Positive(t, end.Held)
-		assert.True(t, end.HasMargin)
-		assert.Positive(t, end.Margin, "the holder is told before the servers may let the lock go")
-		assert.False(t, end.HasToken)
-		renewals := rec.Renewals()
-		require.NotEmpty(t, renewals)
-		assert.ErrorIs(t, renewals[len(renewals)-1].Err, ttl.ErrNotOurs, "the extension that found it gone")
-		assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		assert.Len(t, rec.Ends(), 1, "the Release of a lost holding is no second end")
-	})
-
-	// The key deleted, and Release comes before an extension notices (one
-	// is due a third of the TTL after the grant): Release finds it gone.
-	t.Run("gone at Release", func(t *testing.T) {
-		rec := tracetest.New()
-		lease, err := newLock(t, servers, "gone-at-release", traceOpts(traceTTL)...).Acquire(recipes.WithTrace(ctx, rec.Trace()))
-		require.NoError(t, err)
-		del(t, "gone-at-release")
-		require.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		end := rec.AwaitEnd(t, 1)
-		assert.Equal(t, recipes.EndGone, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.False(t, end.HasMargin, "found at Release, not told ahead of an expiry")
-		assert.Positive(t, end.Held)
-		assert.Len(t, rec.Ends(), 1)
-	})
-
-	// Extensions confirmed while the servers answer; then every server
-	// blackholed: the extension in flight gets no answer, and the lease
-	// ends at its deadline.
-	t.Run("renewals, then TTL lapse", func(t *testing.T) {
-		rs, proxies := proxied(t, servers)
-		rec := tracetest.New()
-		id := lockID("lapse")
-		l, err := redlock.New(rs, "lapse", traceOpts(lapseTTL, redlock.WithTrace(rec.Trace()))...)
-		require.NoError(t, err)
-		lease, err := l.Acquire(ctx)
-		require.NoError(t, err)
-		rec.Await(t, "a confirmed renewal", func(r *tracetest.Recorder) bool { return len(r.Renewals()) > 0 })
-		first := rec.Renewals()[0]
-		assert.NoError(t, first.Err)
-		assert.Equal(t, id, first.Lock)
-		assert.Positive(t, first.Latency)
-		require.NoError(t, lease.Err())
-
-		for _, p := range proxies {
-			p.Blackhole(t)
-		}
-		end := rec.AwaitEnd(t, 1)
-		t.Logf("TTL lapse: told %v before the server-side expiry (drift margin %v)", end.Margin, recipes.DriftMargin(lapseTTL))
-		assert.Equal(t, recipes.EndTTLLapsed, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.Equal(t, id, end.Lock)
-		assert.True(t, end.HasMargin)
+// traceBackend is the trace scenarios' view of servers. Redlock has no
+// token, and its renewals are extensions.
+func traceBackend(servers []*harness.Redis) tracetest.Backend {
+	return tracetest.Backend{
+		ID: func(name string) recipes.LockID {
+			return recipes.LockID{Backend: "redlock", Kind: "lock", Name: name}
+		},
+		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+			return newLock(t, servers, name, traceOpts(traceTTL, redlock.WithTrace(tr))...)
+		},
+		Contender: func(t *testing.T, name string) recipes.Locker {
+			return newLock(t, servers, name, traceOpts(traceTTL, redlock.WithRetryDelay(10*time.Millisecond))...)
+		},
+		NoToken: true,
+		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+			closed := clients(t, servers)
+			for _, c := range closed {
+				require.NoError(t, c.(*redis.Client).Close())
+			}
+			l, err := redlock.New(closed, name, traceOpts(traceTTL, redlock.WithTrace(tr))...)
+			require.NoError(t, err)
+			return l
+		},
+		BrokenErr: func(t *testing.T, err error) { require.ErrorIs(t, err, redis.ErrClosed) },
+		Lose: func(t *testing.T, name string) {
+			for _, a := range clients(t, servers) {
+				require.NoError(t, a.(*redis.Client).Del(ctxT(t), "{"+name+"}").Err())
+			}
+		},
+		NotOurs: ttl.ErrNotOurs,
+		// Every server blackholed: the extension in flight gets no answer.
+		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
+			rs, proxies := proxied(t, servers)
+			l, err := redlock.New(rs, name, traceOpts(lapseTTL, redlock.WithTrace(tr))...)
+			require.NoError(t, err)
+			return tracetest.Cut{
+				Lock: l,
+				Blackhole: func() {
+					for _, p := range proxies {
+						p.Blackhole(t)
+					}
+				},
+				Restore: func() {
+					for _, p := range proxies {
+						p.Restore(t)
+					}
+				},
+			}
+		},
 		// The lease ends at its deadline, TTL − DriftMargin(TTL) after the
 		// send of the last confirmed extension, and the servers' expiry is
 		// the TTL after that send: the margin is DriftMargin(TTL) less how
 		// late the clock woke the watchdog, which half the drift margin
 		// bounds with room to spare (the faults tests allow 10 ms).
-		assert.GreaterOrEqual(t, end.Margin, recipes.DriftMargin(lapseTTL)/2)
-		rec.Await(t, "a failed renewal", func(r *tracetest.Recorder) bool {
-			for _, rn := range r.Renewals() {
-				if rn.Err != nil {
-					return true
-				}
-			}
-			return false
-		})
-		for _, rn := range rec.Renewals() {
-			assert.Equal(t, id, rn.Lock)
-		}
-		for _, p := range proxies {
-			p.Restore(t)
-		}
-		assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		assert.Len(t, rec.Ends(), 1)
-	})
+		LapseMargin: recipes.DriftMargin(lapseTTL) / 2,
+	}
+}
+
+// The outcomes of Acquire and TryAcquire, as a Trace sees them, attached
+// by the lock's option and by the context.
+func TestTraceAcquisitions(t *testing.T) {
+	servers := harness.StartRedisN(t, 3)
+	settle(t, servers, traceTTL)
+	tracetest.RunAcquisitions(t, traceBackend(servers))
+}
+
+// How a holding ends, as a Trace sees it, and its extensions (renewals).
+func TestTraceLeaseEnds(t *testing.T) {
+	servers := harness.StartRedisN(t, 3)
+	settle(t, servers, lapseTTL)
+	tracetest.RunLeaseEnds(t, traceBackend(servers))
 }

@@ -1,7 +1,6 @@
 package sqllock_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -17,302 +15,68 @@ import (
 // traceTTL is the TTL of the traced locks, as the contract's.
 const traceTTL = time.Second
 
-// lockID is what the reports about the lock name on s say.
-func (s server) lockID(name string) recipes.LockID {
-	backend := "postgres"
-	if s.driver == "mysql" {
-		backend = "mysql"
+// traceBackend is the trace scenarios' view of s; addr is its server's
+// address, which Lapse's proxy stands in for. Lose gives the row to
+// someone else.
+func traceBackend(s server, addr string) tracetest.Backend {
+	return tracetest.Backend{
+		ID: func(name string) recipes.LockID {
+			backend := "postgres"
+			if s.driver == "mysql" {
+				backend = "mysql"
+			}
+			return recipes.LockID{Backend: backend, Kind: "lock", Name: name}
+		},
+		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+			return newLock(t, s.client(t), name, sqllock.WithTTL(traceTTL), sqllock.WithTrace(tr))
+		},
+		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+			closed := open(t, s.driver, s.dsn)
+			c := s.clientOn(t, closed)
+			require.NoError(t, closed.Close())
+			return newLock(t, c, name, sqllock.WithTrace(tr))
+		},
+		BrokenErr: func(t *testing.T, err error) {
+			require.ErrorIs(t, err, recipes.ErrNotAcquired)
+			assert.ErrorContains(t, err, "database is closed")
+		},
+		Lose:    func(t *testing.T, name string) { s.steal(t, name) },
+		NotOurs: ttl.ErrNotOurs,
+		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
+			cut, p := s.through(t, addr)
+			l := newLock(t, cut.client(t), name, sqllock.WithTTL(faultTTL), sqllock.WithTrace(tr))
+			return tracetest.Cut{Lock: l, Blackhole: func() { p.Blackhole(t) }, Restore: func() { p.Restore(t) }}
+		},
+		// The lease ends at its deadline, TTL − DriftMargin(TTL) after the
+		// send of the last confirmed request, and the server's expiry is
+		// the TTL after that send: the margin is DriftMargin(TTL) less how
+		// late the clock woke the watchdog, which half the drift margin
+		// bounds with room to spare (wantMargin allows 10 ms).
+		LapseMargin: recipes.DriftMargin(faultTTL) / 2,
 	}
-	return recipes.LockID{Backend: backend, Kind: "lock", Name: name}
-}
-
-// acquisition waits for the n-th acquisition (1-based) rec saw to return,
-// checks it against its other reports (one AcquireStart with its ID;
-// one AcquireQueued when it was contended, else none; the lock id and
-// try everywhere) and returns its AcquireDone.
-func acquisition(t *testing.T, rec *tracetest.Recorder, n int, id recipes.LockID, try bool) recipes.AcquireDoneInfo {
-	t.Helper()
-	d := rec.AwaitDone(t, n)
-	assert.Equal(t, id, d.Lock)
-	assert.Equal(t, try, d.Try)
-	starts, queued := 0, 0
-	for _, s := range rec.Starts() {
-		if s.ID == d.ID {
-			starts++
-			assert.Equal(t, id, s.Lock)
-			assert.Equal(t, try, s.Try)
-		}
-	}
-	for _, q := range rec.Queued() {
-		if q.ID == d.ID {
-			queued++
-			assert.Equal(t, id, q.Lock)
-			assert.Equal(t, try, q.Try)
-		}
-	}
-	assert.Equal(t, 1, starts, "AcquireStart reports of acquisition %d", d.ID)
-	if d.Contended {
-		assert.Equal(t, 1, queued, "AcquireQueued reports of contended acquisition %d", d.ID)
-	} else {
-		assert.Zero(t, queued, "AcquireQueued reports of uncontended acquisition %d", d.ID)
-	}
-	return d
 }
 
 // The outcomes of Acquire and TryAcquire, as a Trace sees them, attached
 // by the lock's option and by the context.
 func TestTraceAcquisitions(t *testing.T) {
 	for _, db := range []string{"postgres", "mariadb"} {
-		t.Run(db, func(t *testing.T) { traceAcquisitions(t, startDB(t, db)) })
+		t.Run(db, func(t *testing.T) { tracetest.RunAcquisitions(t, traceBackend(startDB(t, db), "")) })
 	}
-}
-
-func traceAcquisitions(t *testing.T, s server) {
-	ctx := ctxT(t)
-
-	t.Run("free, re-entered, released", func(t *testing.T) {
-		id := s.lockID("free")
-		own, byCtx := tracetest.New(), tracetest.New()
-		l := newLock(t, s.client(t), "free", sqllock.WithTTL(traceTTL), sqllock.WithTrace(own.Trace()))
-		lease, err := l.Acquire(recipes.WithTrace(ctx, byCtx.Trace()))
-		require.NoError(t, err)
-		token, _ := lease.Token()
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			d := acquisition(t, rec, 1, id, false)
-			assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-			assert.NoError(t, d.Err)
-			assert.False(t, d.Contended)
-			assert.False(t, d.Reentered)
-			assert.True(t, d.HasToken)
-			assert.Equal(t, token, d.Token)
-		}
-		assert.Equal(t, own.Dones()[0].ID, byCtx.Dones()[0].ID, "one acquisition, reported to both traces")
-
-		// Re-entered twice with the lease's context, which carries the
-		// context's trace: both traces see it.
-		again, err := l.Acquire(lease.Context())
-		require.NoError(t, err)
-		third, err := l.TryAcquire(again.Context())
-		require.NoError(t, err)
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			for n, try := range map[int]bool{2: false, 3: true} {
-				d := acquisition(t, rec, n, id, try)
-				assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-				assert.True(t, d.Reentered)
-				assert.False(t, d.Contended)
-				assert.Equal(t, token, d.Token)
-			}
-		}
-		require.NoError(t, third.Release(ctx))
-		require.NoError(t, again.Release(ctx))
-		assert.Empty(t, own.Ends(), "a holding ends at its last Release")
-		require.NoError(t, lease.Release(ctx))
-		for _, rec := range []*tracetest.Recorder{own, byCtx} {
-			end := rec.AwaitEnd(t, 1)
-			assert.Equal(t, recipes.EndReleased, end.Cause)
-			assert.Equal(t, recipes.ErrReleased, end.Err)
-			assert.Equal(t, id, end.Lock)
-			assert.Positive(t, end.Held)
-			assert.False(t, end.HasMargin)
-			assert.True(t, end.HasToken)
-			assert.Equal(t, token, end.Token)
-			assert.Len(t, rec.Ends(), 1, "one LeaseEnd for the holding and its re-entries")
-		}
-	})
-
-	// The lock is held by another client from here on.
-	held, err := newLock(t, s.client(t), "held", sqllock.WithTTL(traceTTL)).Acquire(ctx)
-	require.NoError(t, err)
-	id := s.lockID("held")
-	contender := newLock(t, s.client(t), "held", sqllock.WithTTL(traceTTL))
-
-	t.Run("TryAcquire on a held lock", func(t *testing.T) {
-		rec := tracetest.New()
-		_, err := contender.TryAcquire(recipes.WithTrace(ctx, rec.Trace()))
-		require.ErrorIs(t, err, recipes.ErrLocked)
-		d := acquisition(t, rec, 1, id, true)
-		assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrLocked)
-		assert.True(t, d.Contended)
-		assert.False(t, d.HasToken)
-		require.Len(t, rec.Queued(), 1)
-		assert.Equal(t, rec.Starts()[0].ID, rec.Queued()[0].ID)
-	})
-
-	t.Run("deadline while waiting", func(t *testing.T) {
-		rec := tracetest.New()
-		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		defer cancel()
-		_, err := contender.Acquire(recipes.WithTrace(short, rec.Trace()))
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
-		assert.True(t, d.Contended, "the first attempt found the lock held")
-	})
-
-	t.Run("cancelled while waiting", func(t *testing.T) {
-		rec := tracetest.New()
-		cctx, cancel := context.WithCancel(recipes.WithTrace(ctx, rec.Trace()))
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			_, err := contender.Acquire(cctx)
-			done <- err
-		}()
-		rec.Await(t, "AcquireQueued", func(r *tracetest.Recorder) bool { return len(r.Queued()) > 0 })
-		cancel()
-		require.ErrorIs(t, <-done, context.Canceled)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
-		assert.True(t, d.Contended)
-	})
-
-	t.Run("acquired behind a holder", func(t *testing.T) {
-		rec := tracetest.New()
-		got := make(chan recipes.Lease, 1)
-		go func() {
-			lease, err := contender.Acquire(recipes.WithTrace(ctx, rec.Trace()))
-			assert.NoError(t, err)
-			got <- lease
-		}()
-		rec.Await(t, "AcquireQueued", func(r *tracetest.Recorder) bool { return len(r.Queued()) > 0 })
-		require.NoError(t, held.Release(ctx))
-		lease := <-got
-		require.NotNil(t, lease)
-		d := acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-		assert.True(t, d.Contended)
-		assert.True(t, d.HasToken)
-		token, _ := lease.Token()
-		assert.Equal(t, token, d.Token)
-		require.NoError(t, lease.Release(ctx))
-	})
-
-	t.Run("server error", func(t *testing.T) {
-		closed := open(t, s.driver, s.dsn)
-		c := s.clientOn(t, closed)
-		require.NoError(t, closed.Close())
-		rec := tracetest.New()
-		_, err := newLock(t, c, "closed", sqllock.WithTrace(rec.Trace())).Acquire(ctx)
-		require.ErrorIs(t, err, recipes.ErrNotAcquired)
-		assert.ErrorContains(t, err, "database is closed")
-		d := acquisition(t, rec, 1, s.lockID("closed"), false)
-		assert.Equal(t, recipes.OutcomeError, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
-		assert.False(t, d.Contended)
-		assert.False(t, d.HasToken)
-	})
 }
 
 // How a holding ends, as a Trace sees it, and its renewals.
 func TestTraceLeaseEnds(t *testing.T) {
 	for _, db := range []string{"postgres", "mariadb"} {
-		t.Run(db, func(t *testing.T) {
-			var s server
-			var addr string
-			if db == "postgres" {
-				var pg *harness.Postgres
-				s, pg = startPostgres(t)
-				addr = pg.Addr()
-			} else {
-				var m *harness.MariaDB
-				s, m = startMariaDB(t)
-				addr = m.Addr()
-			}
-			traceLeaseEnds(t, s, addr)
-		})
+		t.Run(db, func(t *testing.T) { tracetest.RunLeaseEnds(t, traceBackend(startAt(t, db))) })
 	}
 }
 
-func traceLeaseEnds(t *testing.T, s server, addr string) {
-	ctx := ctxT(t)
-
-	// The row given to someone else under the holder: its next renewal
-	// finds it so, and the holder is told then, before the TTL counted
-	// from the last confirmed request would have run out.
-	t.Run("gone at a renewal", func(t *testing.T) {
-		rec := tracetest.New()
-		l := newLock(t, s.client(t), "stolen", sqllock.WithTTL(traceTTL), sqllock.WithTrace(rec.Trace()))
-		lease, err := l.Acquire(ctx)
-		require.NoError(t, err)
-		s.steal(t, "stolen")
-		end := rec.AwaitEnd(t, 1)
-		t.Logf("gone at a renewal: told %v before the server-side expiry", end.Margin)
-		assert.Equal(t, recipes.EndGone, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.ErrorIs(t, end.Err, ttl.ErrNotOurs)
-		assert.Equal(t, s.lockID("stolen"), end.Lock)
-		assert.Positive(t, end.Held)
-		assert.True(t, end.HasMargin)
-		assert.Positive(t, end.Margin, "the holder is told before the server may let the lock go")
-		renewals := rec.Renewals()
-		require.NotEmpty(t, renewals)
-		assert.ErrorIs(t, renewals[len(renewals)-1].Err, ttl.ErrNotOurs, "the renewal that found it gone")
-		assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		assert.Len(t, rec.Ends(), 1, "the Release of a lost holding is no second end")
-	})
-
-	// The row given to someone else, and Release comes before a renewal
-	// notices (one is due a third of the TTL after the grant): Release
-	// finds it so.
-	t.Run("gone at Release", func(t *testing.T) {
-		rec := tracetest.New()
-		l := newLock(t, s.client(t), "gone-at-release", sqllock.WithTTL(traceTTL))
-		lease, err := l.Acquire(recipes.WithTrace(ctx, rec.Trace()))
-		require.NoError(t, err)
-		s.steal(t, "gone-at-release")
-		require.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		end := rec.AwaitEnd(t, 1)
-		assert.Equal(t, recipes.EndGone, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.False(t, end.HasMargin, "found at Release, not told ahead of an expiry")
-		assert.Positive(t, end.Held)
-		assert.Len(t, rec.Ends(), 1)
-	})
-
-	// Renewals confirmed while the connections work; then a blackhole:
-	// the renewal in flight gets no answer, and the lease ends at its
-	// deadline.
-	t.Run("renewals, then TTL lapse", func(t *testing.T) {
-		cut, p := s.through(t, addr)
-		rec := tracetest.New()
-		id := s.lockID("lapse")
-		l := newLock(t, cut.client(t), "lapse", sqllock.WithTTL(faultTTL), sqllock.WithTrace(rec.Trace()))
-		lease, err := l.Acquire(ctx)
-		require.NoError(t, err)
-		rec.Await(t, "a confirmed renewal", func(r *tracetest.Recorder) bool { return len(r.Renewals()) > 0 })
-		first := rec.Renewals()[0]
-		assert.NoError(t, first.Err)
-		assert.Equal(t, id, first.Lock)
-		assert.Positive(t, first.Latency)
-		require.NoError(t, lease.Err())
-
-		p.Blackhole(t)
-		end := rec.AwaitEnd(t, 1)
-		t.Logf("TTL lapse: told %v before the server-side expiry (drift margin %v)", end.Margin, recipes.DriftMargin(faultTTL))
-		assert.Equal(t, recipes.EndTTLLapsed, end.Cause)
-		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
-		assert.Equal(t, id, end.Lock)
-		assert.True(t, end.HasMargin)
-		// The lease ends at its deadline, TTL − DriftMargin(TTL) after the
-		// send of the last confirmed request, and the server's expiry is
-		// the TTL after that send: the margin is DriftMargin(TTL) less how
-		// late the clock woke the watchdog, which half the drift margin
-		// bounds with room to spare (wantMargin allows 10 ms).
-		assert.GreaterOrEqual(t, end.Margin, recipes.DriftMargin(faultTTL)/2)
-		rec.Await(t, "a failed renewal", func(r *tracetest.Recorder) bool {
-			for _, rn := range r.Renewals() {
-				if rn.Err != nil {
-					return true
-				}
-			}
-			return false
-		})
-		for _, rn := range rec.Renewals() {
-			assert.Equal(t, id, rn.Lock)
-		}
-		p.Restore(t)
-		assert.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
-		assert.Len(t, rec.Ends(), 1)
-	})
+// startAt is startDB, with the server's address.
+func startAt(t *testing.T, db string) (server, string) {
+	if db == "postgres" {
+		s, pg := startPostgres(t)
+		return s, pg.Addr()
+	}
+	s, m := startMariaDB(t)
+	return s, m.Addr()
 }
