@@ -32,6 +32,23 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	p.Restore(t)
 }
 
+// A short outage (connections refused) does not end a lease: the renewal
+// is tried again until the server answers. A long one ends it at its
+// deadline, before the successor is granted the lock.
+func TestRenewalAcrossAnOutage(t *testing.T) {
+	m := harness.StartMemcached(t)
+	markFresh(t, client(t, m.Addr()), "outage")
+	p := harness.NewProxy(t, m.Addr())
+	awaitBackground(t)
+	// A TTL of 6 s is trusted 3.9 s after each renewal (every 1.3 s).
+	const ttl = 6 * time.Second
+	holder := newLock(t, client(t, p.Addr()), "outage", withServer(m, ttl)...)
+	holdertest.ShortOutage(t, holder, func() { p.Cut(t) }, func() { p.Restore(t) }, 2*time.Second)
+	successor := newLock(t, client(t, m.Addr()), "outage", withServer(m, ttl)...)
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Cut(t) }, recipes.DriftMargin(ttl)-10*time.Millisecond)
+	p.Restore(t)
+}
+
 // restartTTL is the TTL of the restart tests: the holder trusts its lease
 // 2.94 s after each renewal (every 0.98 s), time enough for a restart.
 const restartTTL = 5 * time.Second

@@ -27,20 +27,15 @@ var errPutBack = errors.New("the lock item is briefly held by a waiter of the qu
 
 // Renew writes the item again, by compare-and-swap with the CAS we hold,
 // with a fresh TTL, and reads the new CAS back. An item gone while the
-// server is quiet (a restart, a flush) is put back. Transient errors (a
-// connection broken by a restart, a timeout) are tried again until ctx,
-// which ends at the lease's deadline, ends.
+// server is quiet (a restart, a flush) is put back. The watchdog tries
+// again after transient errors (a connection broken by a restart, a
+// timeout) until the lease's deadline. Calls run one at a time, also when
+// an abandoned one is still out.
 func (s *server) Renew(ctx context.Context) error {
 	return call(ctx, func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for pause := firstPoll; ; pause = min(2*pause, MaxPoll) {
-			err := s.renew(ctx)
-			if err == nil || errors.Is(err, ttl.ErrNotOurs) || errors.Is(err, ttl.ErrPermanent) ||
-				!ttl.Sleep(ctx, pause) {
-				return err
-			}
-		}
+		return s.renew(ctx)
 	})
 }
 

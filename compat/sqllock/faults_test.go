@@ -58,6 +58,19 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	}
 }
 
+// A short outage (connections refused) does not end a lease: the renewal
+// is tried again until the database answers. A long one ends it at its
+// deadline, before the successor is granted the lock.
+func TestRenewalAcrossAnOutage(t *testing.T) {
+	s, pg := startPostgres(t)
+	cut, p := s.through(t, pg.Addr())
+	holder := newLock(t, cut.client(t), "outage", sqllock.WithTTL(faultTTL))
+	holdertest.ShortOutage(t, holder, func() { p.Cut(t) }, func() { p.Restore(t) }, faultTTL/2)
+	successor := newLock(t, s.client(t), "outage", sqllock.WithTTL(faultTTL))
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Cut(t) }, wantMargin)
+	p.Restore(t)
+}
+
 // A holder paused with SIGSTOP cannot be told by any timer while it is
 // stopped; its lease's deadline is still before the successor's grant, by
 // the margin, and once resumed the holder sees its lease ended at once.

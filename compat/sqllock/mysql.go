@@ -248,16 +248,14 @@ type mysqlServer struct {
 }
 
 func (s *mysqlServer) Renew(ctx context.Context) error {
-	return retried(ctx, 0, func() error {
-		return rowsOrNotOurs(s.l.c.exec(ctx, s.l.c.sql.renew, s.l.ttl.Microseconds(), s.l.name, s.me))
-	})
+	return rowsOrNotOurs(s.l.c.exec(ctx, s.l.c.sql.renew, s.l.ttl.Microseconds(), s.l.name, s.me))
 }
 
 // Free lets the row go, then the companion (which wakes the next
 // waiter), whatever the row's release gave: a row that could not be let
 // go is retried by the caller, and expires at its TTL at the latest.
 func (s *mysqlServer) Free(ctx context.Context) error {
-	err := retried(ctx, freeTries, func() error {
+	err := ttl.Retry(ctx, freeTries, func() error {
 		return rowsOrNotOurs(s.l.c.exec(ctx, s.l.c.sql.release, s.l.name, s.me))
 	})
 	s.pin.release()

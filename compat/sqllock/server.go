@@ -3,7 +3,6 @@ package sqllock
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
@@ -21,19 +20,16 @@ type pgServer struct {
 	me string
 }
 
-// Renew extends the row's expiry if it is still ours, trying again after
-// errors (a pooler or a failover makes short ones common) until ctx, which
-// ends at the lease's deadline, ends.
+// Renew extends the row's expiry if it is still ours (the watchdog tries
+// again after errors: a pooler or a failover makes short ones common).
 func (s pgServer) Renew(ctx context.Context) error {
-	return retried(ctx, 0, func() error {
-		return rowsOrNotOurs(s.l.c.db.ExecContext(ctx, s.l.c.sql.renew, s.l.name, s.me, s.l.ttl.Microseconds()))
-	})
+	return rowsOrNotOurs(s.l.c.db.ExecContext(ctx, s.l.c.sql.renew, s.l.name, s.me, s.l.ttl.Microseconds()))
 }
 
 // Free releases the row if it is still ours, and hands it to the next
 // waiter.
 func (s pgServer) Free(ctx context.Context) error {
-	return retried(ctx, freeTries, func() error {
+	return ttl.Retry(ctx, freeTries, func() error {
 		code, _, err := s.l.call(ctx, opRelease, s.me, time.Now())
 		if err == nil && code == 0 {
 			return ttl.ErrNotOurs
@@ -61,19 +57,4 @@ func rowsOrNotOurs(res sql.Result, err error) error {
 		return ttl.ErrNotOurs
 	}
 	return nil
-}
-
-// retried runs op until it succeeds, finds the lock not ours, fails for
-// good, ctx ends, or it was tried tries times (0: no limit), pausing
-// between tries.
-func retried(ctx context.Context, tries int, op func() error) error {
-	for try, pause := 1, 5*time.Millisecond; ; try, pause = try+1, min(2*pause, 200*time.Millisecond) {
-		err := op()
-		if err == nil || errors.Is(err, ttl.ErrNotOurs) || errors.Is(err, ttl.ErrPermanent) || ctx.Err() != nil || try == tries {
-			return err
-		}
-		if !ttl.Sleep(ctx, ttl.Jitter(pause)) {
-			return err
-		}
-	}
 }

@@ -5,9 +5,10 @@
 // the lock, plus the TTL, less a margin. A watchdog renews the lock every
 // third of the TTL, and the lease ends when the deadline passes
 // unrenewed (whatever the network does), when a renewal finds the lock
-// gone or someone else's, or on any error a renewal returns (a backend
-// may retry transient errors itself within the deadline, as memcachedlock
-// does). One timer for the whole process wakes the watchdogs (clock.go):
+// gone or someone else's, or when it fails with an error that trying
+// again cannot mend (ErrPermanent). A renewal that fails otherwise (a
+// connection reset by a failover, a slot migration's TRYAGAIN) is tried
+// again until the deadline (Retry). One timer for the whole process wakes the watchdogs (clock.go):
 // a lease costs no goroutine and no timer of its own until a renewal is
 // due.
 package ttl
@@ -57,8 +58,10 @@ func (e permanentError) Is(target error) bool { return target == ErrPermanent }
 
 // Server is one holding's lock on its server(s).
 type Server interface {
-	// Renew extends the lock by its TTL if it is still ours; ErrNotOurs if
-	// it is not.
+	// Renew tries once to extend the lock by its TTL if it is still ours;
+	// ErrNotOurs if it is not. The watchdog tries again after any other
+	// error not marked ErrPermanent, until ctx (which ends at the lease's
+	// deadline) ends.
 	Renew(ctx context.Context) error
 	// Free gives the lock up if it is still ours (compare and delete), and
 	// wakes the next waiter where the backend can.
@@ -238,11 +241,12 @@ func (w *watchdog) reportRenewal(sent time.Time, err error) {
 	}
 }
 
-// renew renews the lock once, in ctx, and moves the deadline to sent plus
-// the validity when it is confirmed; a failure ends the holding.
+// renew renews the lock, in ctx, trying again after transient errors, and
+// moves the deadline to sent plus the validity when it is confirmed; a
+// failure ends the holding.
 func (w *watchdog) renew(ctx context.Context, sent time.Time) {
 	defer w.renewing.Done()
-	err := w.srv.Renew(ctx)
+	err := Retry(ctx, 0, func() error { return w.srv.Renew(ctx) })
 	late := ctx.Err() == context.DeadlineExceeded
 	w.reportRenewal(sent, err)
 	w.mu.Lock()
@@ -368,6 +372,28 @@ func freeInBackground(base context.Context, srv Server, until time.Time) {
 		pause = min(2*pause, freeRetryCap)
 	}
 }
+
+// Retry runs op until it succeeds, finds the lock not ours, fails for
+// good (ErrPermanent), ctx ends, or it was tried tries times (0: no
+// limit), pausing between tries: 5 ms, doubled up to 200 ms, with jitter.
+// It returns op's last error.
+func Retry(ctx context.Context, tries int, op func() error) error {
+	for try, pause := 1, retryPause; ; try, pause = try+1, min(2*pause, retryPauseCap) {
+		err := op()
+		if err == nil || errors.Is(err, ErrNotOurs) || errors.Is(err, ErrPermanent) || ctx.Err() != nil || try == tries {
+			return err
+		}
+		if !Sleep(ctx, Jitter(pause)) {
+			return err
+		}
+	}
+}
+
+// Pauses of Retry.
+const (
+	retryPause    = 5 * time.Millisecond
+	retryPauseCap = 200 * time.Millisecond
+)
 
 // Jitter returns d plus up to a tenth of it, and at least a millisecond more.
 func Jitter(d time.Duration) time.Duration {

@@ -27,10 +27,14 @@ type fakeServer struct {
 	frees   atomic.Int32
 	freeErr error
 	fails   atomic.Int32 // Frees still to fail with a transient error
+	flaky   atomic.Int32 // Renewals still to fail with a transient error
 }
 
 func (f *fakeServer) Renew(ctx context.Context) error {
 	f.renews.Add(1)
+	if f.flaky.Add(-1) >= 0 {
+		return errors.New("TRYAGAIN Multiple keys request during rehashing of slot")
+	}
 	f.mu.Lock()
 	err, block := f.renew, f.block
 	f.mu.Unlock()
@@ -108,16 +112,42 @@ func TestDeadlinePassesUnrenewed(t *testing.T) {
 	assert.ErrorIs(t, le.Release(context.Background()), recipes.ErrLockLost)
 }
 
-// A renewal that finds the lock not ours, or fails, ends the lease at once.
+// A renewal that finds the lock not ours, or fails for good, ends the
+// lease at once.
 func TestRenewalFailures(t *testing.T) {
-	for _, err := range []error{ErrNotOurs, errors.New("connection reset")} {
+	for _, err := range []error{ErrNotOurs, Permanent(errors.New("NOPERM no permission"))} {
 		f := &fakeServer{renew: err}
 		le := holdLease(t, f, time.Hour, 10*time.Millisecond)
 		waitEnded(t, le)
 		assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
 		assert.ErrorIs(t, context.Cause(le.Context()), err)
+		assert.Equal(t, int32(1), f.renews.Load(), "not tried again")
 		waitFrees(t, f, 1)
 	}
+}
+
+// A short failure of the server (a connection reset, a slot migration's
+// TRYAGAIN) is tried again and does not end the lease; a failure that
+// lasts ends it at its deadline, as a silent server does.
+func TestTransientRenewalErrors(t *testing.T) {
+	f := &fakeServer{}
+	f.flaky.Store(4)
+	le := holdLease(t, f, time.Hour, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return f.renews.Load() >= 6 }, 10*time.Second, time.Millisecond,
+		"tried again after each failure, then renewed")
+	assert.NoError(t, le.Err(), "a short failure is no loss")
+	require.NoError(t, le.Release(context.Background()))
+
+	f = &fakeServer{}
+	f.flaky.Store(1 << 30)
+	start := time.Now()
+	le = holdLease(t, f, 300*time.Millisecond, 20*time.Millisecond)
+	waitEnded(t, le)
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before its deadline")
+	assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
+	assert.Equal(t, recipes.EndTTLLapsed, recipes.EndCauseOf(context.Cause(le.Context())), "lapsed, at its deadline")
+	assert.Greater(t, f.renews.Load(), int32(2), "tried again until the deadline")
+	waitFrees(t, f, 1)
 }
 
 // A lock taken too late (its request took longer than the validity) is not

@@ -236,3 +236,67 @@ func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(),
 	}
 	return margin
 }
+
+// ShortOutage takes the lock with holder and, just after its first
+// renewal, cuts it off from its server with cut (connections refused or
+// reset, not a silence) for outage, longer than the renewal period and
+// well within the lease's validity, then runs restore, and checks that the
+// lease lived on: a renewal sent during the outage was tried again until
+// the server confirmed it, and nothing ended the lease.
+func ShortOutage(t *testing.T, holder recipes.Locker, cut, restore func(), outage time.Duration) {
+	t.Helper()
+	type renewal struct {
+		sent time.Time
+		err  error
+	}
+	var mu sync.Mutex
+	var renewals []renewal
+	tr := &recipes.Trace{Renewal: func(r recipes.RenewalInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		renewals = append(renewals, renewal{time.Now().Add(-r.Latency), r.Err})
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	defer cancel()
+	lease, err := holder.Acquire(recipes.WithTrace(ctx, tr))
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	defer func() { _ = lease.Release(context.Background()) }()
+	renewed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(renewals) > 0
+	}
+	for deadline := time.Now().Add(WaitLimit); !renewed() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	cut()
+	from := time.Now()
+	time.Sleep(outage)
+	to := time.Now()
+	restore()
+	// The renewal sent during the outage is confirmed once the server is
+	// back (or the lease ends, failing the test).
+	confirmed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range renewals {
+			if r.err == nil && !r.sent.Before(from) && r.sent.Before(to) {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(WaitLimit); !confirmed() && lease.Err() == nil && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := lease.Err(); err != nil {
+		t.Fatalf("an outage of %v ended the lease: %v", outage, context.Cause(lease.Context()))
+	}
+	if !confirmed() {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("no renewal sent during the outage was confirmed after it; renewals: %v", renewals)
+	}
+}
