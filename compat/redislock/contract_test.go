@@ -83,7 +83,7 @@ func leftovers(t testing.TB, admin *redis.Client, name string) []string {
 	t.Helper()
 	tag := "{" + name + "}"
 	var left []string
-	for _, k := range []string{tag, tag + ":queue", tag + ":waiters"} {
+	for _, k := range []string{tag, tag + ":queue"} {
 		n, err := admin.Exists(ctxT(t), k).Result()
 		require.NoError(t, err)
 		if n > 0 {

@@ -26,11 +26,15 @@
 // crashed holder (a timer from the holder's remaining TTL, with jitter,
 // covers both) make the waiter run the acquire script once more, which
 // confirms the grant and renews it. Two commands per contended acquisition
-// (queue and release; three when confirming), none of them polling, and
-// waiters served in the order they queued (FIFO). A waiter whose context
-// ends leaves the queue, and releases the lock if it was handed to it
-// meanwhile; a waiter that crashed is skipped once its entry expires (three
-// TTLs without a refresh).
+// (queue and release; three when confirming), none of them polling, ten
+// commands executed by Redis in all (the two scripts and eight inside
+// them), and waiters served in the order they queued (FIFO). A waiter whose
+// context ends leaves the queue, and releases the lock if it was handed to
+// it meanwhile. A waiter whose client no longer listens (it crashed, or its
+// subscription is down) is skipped at once: the release's publish reaches
+// no subscriber, and the lock goes to the next waiter; one that comes back
+// queues again, behind. The queue expires three TTLs after the last
+// attempt that touched it.
 //
 // # Tokens
 //
@@ -53,8 +57,11 @@
 // its send time. The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, when the deadline passes unrenewed (also when the
 // network is silent), when a renewal finds the lock gone or someone else's
-// (deleted under the holder), or on any renewal error: before
-// Redis can let the lock go and anyone else be granted it. A process
+// (deleted under the holder), or fails with an error that trying again
+// cannot mend (a refused authentication or permission): before Redis can
+// let the lock go and anyone else be granted it. Other renewal errors (a
+// connection reset by a failover, a slot migration's TRYAGAIN or ASK) are
+// tried again until the deadline. A process
 // paused for longer than the margin cannot be told in time by any timer:
 // fence with the token.
 //

@@ -35,6 +35,19 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	p.Restore(t)
 }
 
+// A short outage (connections refused) does not end a lease: the renewal
+// is tried again until the server answers. A long one ends it at its
+// deadline, before the successor is granted the lock.
+func TestRenewalAcrossAnOutage(t *testing.T) {
+	r := harness.StartRedis(t)
+	p := harness.NewProxy(t, r.Addr())
+	holder := newLock(t, client(t, p.Addr()), "outage", redislock.WithTTL(faultTTL))
+	holdertest.ShortOutage(t, holder, func() { p.Cut(t) }, func() { p.Restore(t) }, faultTTL/2)
+	successor := newLock(t, client(t, r.Addr()), "outage", redislock.WithTTL(faultTTL))
+	holdertest.HolderToldFirst(t, holder, successor, func() { p.Cut(t) }, wantMargin)
+	p.Restore(t)
+}
+
 // A holder paused with SIGSTOP cannot be told by any timer while it is
 // stopped; its lease's deadline is still before the successor's grant, by
 // the margin, and once resumed the holder sees its lease ended at once.
@@ -213,7 +226,7 @@ func TestFIFO(t *testing.T) {
 		}()
 		// queued before the next one starts
 		require.Eventually(t, func() bool {
-			n, _ := rdb(t, r.Addr()).ZCard(ctx, "{fifo}:queue").Result()
+			n, _ := rdb(t, r.Addr()).LLen(ctx, "{fifo}:queue").Result()
 			return n == int64(i+1)
 		}, waitLimit, 5*time.Millisecond)
 	}
@@ -268,7 +281,7 @@ func TestWaitAfterClientClosed(t *testing.T) {
 	}()
 	admin := rdb(t, r.Addr())
 	require.Eventually(t, func() bool { // queued
-		n, _ := admin.ZCard(ctx, "{closed}:queue").Result()
+		n, _ := admin.LLen(ctx, "{closed}:queue").Result()
 		return n == 1
 	}, waitLimit, 5*time.Millisecond)
 	require.NoError(t, holder.Release(ctx))
@@ -299,7 +312,7 @@ func TestWaiterAcrossARedisRestart(t *testing.T) {
 	}()
 	admin := rdb(t, r.Addr())
 	require.Eventually(t, func() bool { // queued
-		n, _ := admin.ZCard(ctx, "{restart-wait}:queue").Result()
+		n, _ := admin.LLen(ctx, "{restart-wait}:queue").Result()
 		return n == 1
 	}, waitLimit, 5*time.Millisecond)
 	r.Stop(t)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,12 +17,13 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Redis is what the locks need of a go-redis client: scripts, and one
-// subscription for the waiters. *redis.Client and *redis.ClusterClient have
-// it.
+// Redis is what the locks need of a go-redis client: scripts, and
+// subscriptions for the waiters. *redis.Client (also from
+// redis.NewFailoverClient, for Sentinel) and *redis.ClusterClient have it.
 type Redis interface {
 	redis.Scripter
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	SSubscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
 // Named defaults and limits.
@@ -43,12 +45,24 @@ const (
 // done. A grant that never arrives (a connection that died silently) costs
 // time, not safety: the waiter's timer wakes it within the holder's TTL.
 //
+// Over a *redis.ClusterClient the grants are sharded (SPUBLISH and
+// SSUBSCRIBE, Redis 7.0 or later): the channel of a lock is in the lock's
+// slot and served by that slot's shard alone, where a classic PUBLISH
+// would cross the cluster bus to every node. The Client then has one
+// subscription (one connection) per slot its waiters wait in, and moves it
+// when its slot moves to another shard.
+//
 // The keys, the scripts and the grant messages are this package's version's
 // own: processes that share a lock must run the same version of it.
 type Client struct {
 	r       Redis
-	sub     *subscriber
+	id      string // of its grant channels
+	sharded bool
 	checked redisguard.Once // the server's eviction settings, at first use
+
+	mu     sync.Mutex
+	subs   map[string]*subscriber // by channel
+	closed bool
 }
 
 // NewClient returns a Client over r. No I/O is done until a lock is used.
@@ -56,20 +70,67 @@ func NewClient(r Redis) (*Client, error) {
 	if ttl.IsNil(r) {
 		return nil, fmt.Errorf("redislock: %w: nil Redis client", recipes.ErrInvalidArgument)
 	}
-	return &Client{r: r, sub: newSubscriber(r)}, nil
+	cc, sharded := r.(*redis.ClusterClient)
+	if sharded && (cc.Options().ReadOnly || cc.Options().RouteByLatency || cc.Options().RouteRandomly) {
+		// Its subscriptions would go to replicas, where a release's
+		// SPUBLISH, answered by the master, counts no subscriber.
+		return nil, fmt.Errorf("redislock: %w: a ClusterClient with ReadOnly, RouteByLatency or RouteRandomly subscribes on replicas: use one without", recipes.ErrInvalidArgument)
+	}
+	return &Client{r: r, id: uuid.NewString(), sharded: sharded, subs: map[string]*subscriber{}}, nil
 }
 
-// Close ends the subscription; waiters still waiting go on with their
+// channel is the grant channel of the Client's waiters on the lock whose
+// hash tag is tag, and the command that publishes on it.
+func (c *Client) channel(tag string) (channel, publish string) {
+	const name = "zkrecipes:redislock:grants:"
+	if !c.sharded {
+		return name + c.id, "PUBLISH"
+	}
+	return "{" + slotTag(keySlot(tag)) + "}" + name + c.id, "SPUBLISH"
+}
+
+// subscription is the subscription to channel; once the Client is closed,
+// a closed one (its waiters go on with their timers alone).
+func (c *Client) subscription(channel string) *subscriber {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		s := newSubscriber(c.r, channel, c.sharded)
+		s.board.Close()
+		return s
+	}
+	s := c.subs[channel]
+	if s == nil {
+		s = newSubscriber(c.r, channel, c.sharded)
+		c.subs[channel] = s
+	}
+	return s
+}
+
+// Close ends the subscriptions; waiters still waiting go on with their
 // timers alone.
-func (c *Client) Close() error { return c.sub.close() }
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	subs := c.subs
+	c.subs = map[string]*subscriber{}
+	c.mu.Unlock()
+	var errs []error
+	for _, s := range subs {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
 
 // Lock is a lock on one name in one Redis.
 type Lock struct {
 	c         *Client
 	name      string
 	trace     *recipes.Trace
-	keys      []string // lock, fence, queue, waiters, quiet
+	keys      []string // lock, fence, queue, quiet
 	renewKeys []string // lock, quiet
+	channel   string   // its Client's grant channel for it
+	publish   string   // the command that publishes there
 	ttl       time.Duration
 	terms     ttl.Terms // of its leases
 	check     bool      // the server's eviction settings, at first use
@@ -104,9 +165,10 @@ func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
 
 // New returns the lock named name. Its keys are "{name}", "{name}:fence",
-// "{name}:queue", "{name}:waiters" and "{name}:quiet" (one hash tag: one
-// slot of a Redis Cluster; the last marks the server's quiet period after
-// a restart, and outlives the lock's last use by a day). No I/O is done.
+// "{name}:queue" and "{name}:quiet" (one hash tag: one slot of a Redis
+// Cluster; the last marks the server's quiet period after a restart, and
+// outlives the lock's last use by a day, as the fence does). No I/O is
+// done.
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:
@@ -129,9 +191,10 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	}
 	tag := "{" + name + "}"
 	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck, trace: o.trace,
-		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":waiters", tag + ":quiet"},
+		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":quiet"},
 		renewKeys: []string{tag, tag + ":quiet"},
 	}
+	l.channel, l.publish = c.channel(name)
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }
@@ -151,7 +214,8 @@ func (l *Lock) Name() string { return l.name }
 // recipes.ErrLockLost, recipes.DriftMargin(ttl) before the TTL counted from
 // the send time of the last confirmed request (acquire or renewal) would
 // let the lock go, when a renewal finds the lock gone or someone else's, or
-// on any renewal error: before anyone else can be granted the lock. It is
+// on a renewal error that trying again cannot mend (others are tried again
+// until the deadline): before anyone else can be granted the lock. It is
 // NOT safe to assume the lock is held until Release: do the work with the
 // lease's context, and fence writes with its token.
 func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, true) }
@@ -174,13 +238,15 @@ type outcome struct {
 	token    int64         // when acquired
 	quiet    bool          // free, but the server may have forgotten its holder
 	wait     time.Duration // the holder's remaining TTL, or the quiet period's
+	entry    string        // the caller's queue entry, when it queued
 }
 
 // attempt runs the acquire script once (after the eviction check, at the
 // Client's first use). sent is when it is sent: a grant made after it may
-// be trusted from then (stamp). Errors that trying again cannot mend are
-// marked ttl.ErrPermanent.
-func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Time) (outcome, error) {
+// be trusted from then (stamp). entry is the caller's queue entry of its
+// last attempt ("" when none; "?" when unknown: that attempt's reply was
+// lost). Errors that trying again cannot mend are marked ttl.ErrPermanent.
+func (l *Lock) attempt(ctx context.Context, id string, queue bool, entry string, sent time.Time) (outcome, error) {
 	if l.check {
 		err := l.c.checked.Check(func() error { return redisguard.Check(ctx, l.c.r, "redislock.WithoutEvictionCheck()") })
 		if errors.Is(err, redisguard.ErrEviction) {
@@ -195,21 +261,36 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, sent time.Tim
 		q = "1"
 	}
 	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
-		l.c.sub.channel, grants.Stamp(sent)).Int64Slice()
+		l.publish, l.channel, grants.Stamp(sent), entry).Slice()
 	if err != nil {
 		return outcome{}, redisguard.Permanent(err)
 	}
-	if len(res) != 2 {
-		return outcome{}, ttl.Permanent(fmt.Errorf("redislock: acquire script answered %v", res))
+	return parseOutcome(res)
+}
+
+// parseOutcome reads the acquire script's answer: {1, token}, or {0 or 2,
+// ms to wait, entry}.
+func parseOutcome(res []any) (outcome, error) {
+	code, ok1 := at[int64](res, 0)
+	n, ok2 := at[int64](res, 1)
+	entry, ok3 := at[string](res, 2)
+	switch {
+	case ok1 && ok2 && code == 1 && len(res) == 2:
+		return outcome{acquired: true, token: n}, nil
+	case ok1 && ok2 && ok3 && (code == 0 || code == 2) && len(res) == 3:
+		return outcome{quiet: code == 2, wait: time.Duration(n) * time.Millisecond, entry: entry}, nil
 	}
-	wait := time.Duration(res[1]) * time.Millisecond
-	switch res[0] {
-	case 1:
-		return outcome{acquired: true, token: res[1]}, nil
-	case 2:
-		return outcome{quiet: true, wait: wait}, nil
+	return outcome{}, ttl.Permanent(fmt.Errorf("redislock: acquire script answered %v", res))
+}
+
+// at is res[i] as a T.
+func at[T any](res []any, i int) (T, bool) {
+	var v T
+	if i >= len(res) {
+		return v, false
 	}
-	return outcome{wait: wait}, nil
+	v, ok := res[i].(T)
+	return v, ok
 }
 
 // waitTTL is how long a waiter's queue entry lives without a refresh: a
@@ -219,17 +300,18 @@ func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
 // hold turns an acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*hold.Lease, error) {
-	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id})
+	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id, token})
 }
 
 // server is a holding's lock in Redis.
 type server struct {
-	l  *Lock
-	id string
+	l     *Lock
+	id    string
+	token int64
 }
 
 func (s server) Renew(ctx context.Context) error {
-	n, err := renewScript.Run(ctx, s.l.c.r, s.l.renewKeys, s.id, s.l.ttl.Milliseconds()).Int64()
+	n, err := renewScript.Run(ctx, s.l.c.r, s.l.renewKeys, s.id, s.l.ttl.Milliseconds(), s.token).Int64()
 	if err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
@@ -244,15 +326,16 @@ func (s server) Free(ctx context.Context) error {
 	return redisguard.Permanent(err)
 }
 
-// cancel takes a waiter that gives up out of the queue, and releases the
-// lock if it was handed to it meanwhile, in the background (bounded,
-// whatever ctx says), so that the caller returns at once: its queue entry
-// would expire by itself, and a lock handed to it by its TTL.
-func (l *Lock) cancel(ctx context.Context, id string) {
+// cancel takes a waiter that gives up out of the queue (its entry, or "?"
+// when it does not know it), and releases the lock if it was handed to it
+// meanwhile, in the background (bounded, whatever ctx says), so that the
+// caller returns at once: its queue entry would expire by itself, and a
+// lock handed to it by its TTL.
+func (l *Lock) cancel(ctx context.Context, id, entry string) {
 	go func() {
 		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 		defer stop()
-		_ = cancelScript.Run(cctx, l.c.r, l.keys, id).Err()
+		_ = cancelScript.Run(cctx, l.c.r, l.keys, id, entry).Err()
 	}()
 }
 

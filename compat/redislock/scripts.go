@@ -6,142 +6,168 @@ import (
 )
 
 // The lock's keys share one hash tag, so that a Redis Cluster keeps them in
-// one slot: KEYS[1] the lock (its value is the holder's id), KEYS[2] the
-// fencing counter, KEYS[3] the queue of waiters (a sorted set by arrival),
-// KEYS[4] each waiter's entry (a hash: its expiry, TTL, stamp and grant
-// channel), KEYS[5] the end of the server's quiet period after a restart
-// (redisguard). A grant is published on the new holder's client's channel.
+// one slot: KEYS[1] the lock (its value is the holder's id and its token),
+// KEYS[2] the fencing counter as of the last grant of a free lock, KEYS[3]
+// the queue of waiters (a list, in arrival order; each element is a
+// waiter's entry: its id, TTL, stamp, and how to tell it of a grant),
+// KEYS[4] the end of the server's quiet period after a restart
+// (redisguard). A grant is published on the new holder's client's
+// channel, with PUBLISH or (Redis Cluster: the channel is in the lock's
+// slot) SPUBLISH, whose answer (how many subscribers got it) tells whether
+// the waiter's client still listens: when none did (the client is gone,
+// or its subscription is down), the lock goes to the next waiter at once.
+//
+// A contended acquisition costs eight commands inside the scripts, none of
+// them slow: four to queue (GET, RPUSH, PEXPIRE, PTTL) and four to hand
+// the lock over at the release (GET, LPOP, PUBLISH, SET). The token
+// travels in the lock's value from holder to holder, one above the last;
+// a grant of a free lock floors it at the server's clock.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
-local L, F, Q, W, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local L, F, Q, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
--- nowus is the server's clock in microseconds, read once, when first
--- needed: a release with nobody waiting does without it.
-local clock
+-- nowus is the server's clock in microseconds.
 local function nowus()
-  if not clock then
-    local t = redis.call('TIME')
-    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  end
-  return clock
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- bump issues the next fencing token: one above the last, and never below
--- the server's clock in microseconds. The clock is what keeps tokens above
--- every earlier one when the counter is lost or comes back older than the
--- tokens issued since (a restart without persistence or from an older
--- snapshot, a failover to a lagging replica, an eviction, a day unused),
--- as long as the lock was granted fewer than a million times a second on
--- average and the clock does not go back.
-local function bump()
-  local f = tonumber(redis.call('GET', F) or '0')
-  if f < nowus() then f = nowus() else f = f + 1 end
-  redis.call('SET', F, string.format('%d', f), 'PX', 86400000)
-  return f
+-- holder splits the lock's value: the holder's id and its token.
+local function holder(v)
+  if not v then return nil, 0 end
+  local id, tok = string.match(v, '^(%S+) (%d+)$')
+  return id, tonumber(tok) or 0
 end
 
--- handoff gives a free lock to the first waiter still alive, skipping those
--- whose entry expired, and tells it on its client's grant channel (the
--- waiter's id, the token, and the stamp of its attempt that wrote the
--- entry); it returns its id, or nil when nobody waits.
-local function handoff(me)
+-- handoff gives the free lock, whose last token was last, to the first
+-- waiter whose client still listens, and tells it on its client's grant
+-- channel (the waiter's id, the token, and the stamp of its attempt that
+-- wrote the entry), unless it is me; it returns the new holder's id and
+-- token, or nil when nobody waits.
+local function handoff(me, last)
+  local tok = last + 1
   while true do
-    local head = redis.call('ZRANGE', Q, 0, 0)[1]
-    if not head then return nil end
-    redis.call('ZREM', Q, head)
-    local info = redis.call('HGET', W, head)
-    redis.call('HDEL', W, head)
-    if info then
-      local expiry, ttl, stamp, channel = string.match(info, '^(%d+) (%d+) (%d+) (.*)$')
-      if expiry and tonumber(expiry) > math.floor(nowus() / 1000) then
-        redis.call('SET', L, head, 'PX', ttl)
-        local f = bump()
-        if head ~= me then
-          redis.call('PUBLISH', channel, string.format('%s %d %s', head, f, stamp))
-        end
-        return head
-      end
+    local entry = redis.call('LPOP', Q)
+    if not entry then return nil end
+    local id, ttl, stamp, pub, channel = string.match(entry, '^(%S+) (%d+) (%d+) (%a+) (%S+)$')
+    if pub ~= 'SPUBLISH' then pub = 'PUBLISH' end
+    if id and (id == me or redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) > 0) then
+      redis.call('SET', L, string.format('%s %d', id, tok), 'PX', ttl)
+      return id, tok
     end
+  end
+end
+
+-- forget takes the entries of waiter me out of the queue: the one named
+-- by entry, or, when entry is '?' (an attempt whose reply was lost may
+-- have written one the waiter does not know), every entry of me.
+local function forget(me, entry)
+  if entry == '' then return end
+  if entry ~= '?' then
+    redis.call('LREM', Q, 1, entry)
+    return
+  end
+  for _, e in ipairs(redis.call('LRANGE', Q, 0, -1)) do
+    if string.sub(e, 1, #me + 1) == me .. ' ' then redis.call('LREM', Q, 1, e) end
   end
 end
 `
 
 // acquireScript takes the lock for ARGV[1] with a TTL of ARGV[2] ms, or
-// finds it already handed to ARGV[1] (then it renews it): {1, a new
-// token}. When it is held by someone else: {0, the holder's remaining TTL
-// in ms}; when it is free but the server may have forgotten its holder
-// (a restart less than a TTL ago): {2, the ms until it may grant}. Unless
-// it got the lock, when ARGV[3] is "1" the caller queues (keeping its
-// place if it was queued), its entry alive for ARGV[4] ms, to be told of a
-// grant on channel ARGV[5] with stamp ARGV[6] (the caller's, of this
-// attempt). A free lock goes to the first live waiter, which may be the
-// caller; a caller that does not queue never jumps the queue.
+// finds it already handed to ARGV[1] (then it renews it): {1, its token}.
+// When it is held by someone else: {0, the holder's remaining TTL in ms,
+// the caller's queue entry}; when it is free but the server may have
+// forgotten its holder (a restart less than a TTL ago): {2, the ms until
+// it may grant, the entry}. Unless it got the lock, when ARGV[3] is "1"
+// the caller queues, the queue alive for ARGV[4] ms, to be told of a
+// grant with command ARGV[5] (PUBLISH or SPUBLISH) on channel ARGV[6]
+// with stamp ARGV[7] (the caller's, of this attempt); it keeps its place
+// when ARGV[8] names its entry of an earlier attempt (or is '?': find
+// it). A free lock goes to the first waiter, which may be the caller; a
+// caller that does not queue never jumps the queue.
 var acquireScript = redis.NewScript(prelude + `
 local me, ttl = ARGV[1], ARGV[2]
-local holder = redis.call('GET', L)
+local id, tok = holder(redis.call('GET', L))
 local function enqueue()
-  if ARGV[3] == '1' then
-    redis.call('ZADD', Q, 'NX', nowus(), me)
-    redis.call('HSET', W, me, string.format('%d %s %s %s', math.floor(nowus() / 1000) + tonumber(ARGV[4]), ttl, ARGV[6], ARGV[5]))
-    redis.call('PEXPIRE', Q, ARGV[4])
-    redis.call('PEXPIRE', W, ARGV[4])
+  if ARGV[3] ~= '1' then return '' end
+  local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
+  local place
+  if ARGV[8] == '?' then
+    forget(me, '?')
+  elseif ARGV[8] ~= '' then
+    place = redis.call('LPOS', Q, ARGV[8])
   end
+  if place then
+    redis.call('LSET', Q, place, entry)
+  else
+    redis.call('RPUSH', Q, entry)
+  end
+  redis.call('PEXPIRE', Q, ARGV[4])
+  return entry
 end
-if not holder then
-  local q = quietms(M, ttl, math.floor(nowus() / 1000))
+if not id then
+  local now = nowus()
+  local q = quietms(M, ttl, math.floor(now / 1000))
   if q > 0 then
-    enqueue()
-    return {2, q}
+    return {2, q, enqueue()}
   end
-  holder = handoff(me)
-  if not holder then
-    redis.call('SET', L, me, 'PX', ttl)
-    return {1, bump()}
+  -- A grant of a free lock: its token is above the counter's, and not
+  -- below the server's clock.
+  local last = math.max(tonumber(redis.call('GET', F) or '0'), now - 1)
+  id, tok = handoff(me, last)
+  if not id then
+    id, tok = me, last + 1
+    redis.call('SET', L, string.format('%s %d', me, tok), 'PX', ttl)
+  end
+  redis.call('SET', F, string.format('%d', tok), 'PX', 86400000)
+  if id == me then
+    forget(me, ARGV[8])
+    return {1, tok}
   end
 end
-if holder == me then
+if id == me then
   -- Handed to the caller (or taken by an earlier try of this request whose
-  -- reply was lost): it has no token yet, so it gets a new one, above any
-  -- the counter may have lost since the grant.
+  -- reply was lost): renewed, with the token of its grant.
   redis.call('PEXPIRE', L, ttl)
-  redis.call('ZREM', Q, me)
-  redis.call('HDEL', W, me)
-  return {1, bump()}
+  forget(me, ARGV[8])
+  return {1, tok}
 end
-enqueue()
-return {0, redis.call('PTTL', L)}
+return {0, redis.call('PTTL', L), enqueue()}
 `)
 
-// releaseScript deletes the lock if ARGV[1] holds it and hands it to the
+// releaseScript lets the lock go if ARGV[1] holds it and hands it to the
 // next waiter: 1, or 0 when it was not ARGV[1]'s.
 var releaseScript = redis.NewScript(prelude + `
-if redis.call('GET', L) ~= ARGV[1] then return 0 end
-redis.call('DEL', L)
-handoff(ARGV[1])
+local id, tok = holder(redis.call('GET', L))
+if id ~= ARGV[1] then return 0 end
+if not handoff(ARGV[1], tok) then redis.call('DEL', L) end
 return 1
 `)
 
-// cancelScript takes ARGV[1] out of the queue, and releases the lock if it
-// was handed to ARGV[1] meanwhile: 1 then, else 0.
+// cancelScript takes ARGV[1]'s entry ARGV[2] (or '?': all its entries)
+// out of the queue, and releases the lock if it was handed to ARGV[1]
+// meanwhile: 1 then, else 0.
 var cancelScript = redis.NewScript(prelude + `
-redis.call('ZREM', Q, ARGV[1])
-redis.call('HDEL', W, ARGV[1])
-if redis.call('GET', L) ~= ARGV[1] then return 0 end
-redis.call('DEL', L)
-handoff(ARGV[1])
+forget(ARGV[1], ARGV[2])
+local id, tok = holder(redis.call('GET', L))
+if id ~= ARGV[1] then return 0 end
+if not handoff(ARGV[1], tok) then redis.call('DEL', L) end
 return 1
 `)
 
 // renewScript extends the lock to ARGV[2] ms if ARGV[1] still holds it: 1,
 // else 0. A lock the server forgot (it restarted less than a TTL ago, and
-// grants nothing to anyone until then) is taken back: 1.
+// grants nothing to anyone until then) is taken back, with the holder's
+// token ARGV[3]: 1.
 var renewScript = redis.NewScript(redisguard.Lua + `
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if holder then return 0 end
+local v = redis.call('GET', KEYS[1])
+if v then
+  if string.match(v, '^(%S+) ') == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  return 0
+end
 local t = redis.call('TIME')
 if quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) == 0 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3], 'PX', ARGV[2])
 return 1
 `)

@@ -15,15 +15,16 @@ import (
 
 // waiting is one Acquire or TryAcquire of a lock by the waiter id.
 type waiting struct {
-	l    *Lock
-	id   string
-	wait bool // queue and wait (Acquire), or not (TryAcquire)
-	a    *hold.Acquisition
+	l     *Lock
+	id    string
+	wait  bool // queue and wait (Acquire), or not (TryAcquire)
+	a     *hold.Acquisition
+	entry string // its queue entry: "" when none, "?" when unknown
 }
 
 // run tries to take the lock until it holds it or gives up; every way out
 // but success leaves nothing of the waiter in Redis.
-func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
+func (w *waiting) run(ctx context.Context) (*hold.Lease, error) {
 	l := w.l
 	// The watch is registered before the first attempt can queue us: a
 	// grant may reach this client's subscription before the attempt's own
@@ -40,14 +41,20 @@ func (w waiting) run(ctx context.Context) (*hold.Lease, error) {
 	var watch *grants.Watcher
 	confirmed := true
 	if w.wait {
-		watch = l.c.sub.watch(w.id)
+		watch = l.c.subscription(l.channel).watch(w.id)
 		defer watch.Stop()
 		confirmed = watch.Confirmed
 	}
 	backoff := retryBase
 	for {
 		sent := time.Now()
-		got, err := l.attempt(ctx, w.id, w.wait, sent)
+		got, err := l.attempt(ctx, w.id, w.wait, w.entry, sent)
+		switch {
+		case err != nil && w.wait:
+			w.entry = "?" // it may have queued us anew
+		case err == nil:
+			w.entry = got.entry
+		}
 		if hook := testHooks.attempted.Load(); hook != nil {
 			(*hook)()
 		}
@@ -110,7 +117,7 @@ var testHooks struct {
 // await waits for a grant to this waiter (granted), or for the holder's
 // remaining TTL (pttl; at most the lock's TTL, so that the queue entry is
 // refreshed in time), with jitter; ok is false when ctx ends first.
-func (w waiting) await(ctx context.Context, watch *grants.Watcher, pttl time.Duration) (g grants.Grant, granted, ok bool) {
+func (w *waiting) await(ctx context.Context, watch *grants.Watcher, pttl time.Duration) (g grants.Grant, granted, ok bool) {
 	if pttl <= 0 {
 		pttl = w.l.ttl // no TTL on the holder's key, or it just went
 	}
@@ -128,7 +135,7 @@ func (w waiting) await(ctx context.Context, watch *grants.Watcher, pttl time.Dur
 
 // giveUp takes the waiter out of the queue (and releases the lock if it was
 // handed to it meanwhile) in the background, and returns err at once.
-func (w waiting) giveUp(ctx context.Context, err error) error {
-	w.l.cancel(ctx, w.id)
+func (w *waiting) giveUp(ctx context.Context, err error) error {
+	w.l.cancel(ctx, w.id, w.entry)
 	return err
 }

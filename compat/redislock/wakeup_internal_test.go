@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 		waited <- err
 	}()
 	require.Eventually(t, func() bool {
-		n, _ := waiterClient.r.(*redis.Client).ZCard(ctx, waiterLock.keys[2]).Result()
+		n, _ := waiterClient.r.(*redis.Client).LLen(ctx, waiterLock.keys[2]).Result()
 		return n == 1
 	}, 10*time.Second, time.Millisecond, "the waiter queued")
 	require.NoError(t, held.Release(ctx))
@@ -62,7 +63,7 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 	// for a grant: release, and let the grant reach the waiter's client.
 	granted := make(chan struct{}, 1)
 	delivered := func(s *subscriber, _ string) {
-		if s == waiterClient.sub {
+		if s == waiterClient.sub(t) {
 			select {
 			case granted <- struct{}{}:
 			default:
@@ -131,7 +132,7 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 			leases <- err
 		}()
 		require.Eventually(t, func() bool { // queued in this order
-			n, _ := clients[0].r.(*redis.Client).ZCard(ctx, l.keys[2]).Result()
+			n, _ := clients[0].r.(*redis.Client).LLen(ctx, l.keys[2]).Result()
 			return n == int64(i+1)
 		}, 10*time.Second, time.Millisecond)
 	}
@@ -140,7 +141,7 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 	require.NoError(t, <-leases)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, map[*subscriber]int{clients[1].sub: 1, clients[2].sub: 1}, deliveries,
+	assert.Equal(t, map[*subscriber]int{clients[1].sub(t): 1, clients[2].sub(t): 1}, deliveries,
 		"each grant reached the client of its waiter, and no other")
 }
 
@@ -155,12 +156,22 @@ func newClient(t *testing.T, addr string) *Client {
 	return c
 }
 
-// A grant confirmed by the acquire script gets a token of its own, above
-// every earlier one, even when the counter is gone meanwhile (evicted,
-// lost in a restart): it was once answered with no token at all, and the
-// waiter retried, renewing the lock in its name, for as long as its
-// context lived.
-func TestConfirmedGrantGetsAToken(t *testing.T) {
+// sub is the Client's one subscription (one server).
+func (c *Client) sub(t *testing.T) *subscriber {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Len(t, c.subs, 1)
+	for _, s := range c.subs {
+		return s
+	}
+	return nil
+}
+
+// A grant confirmed by the acquire script (its message lost, or too old to
+// hold from) gets the token of the grant, which the lock's value carries:
+// it was once answered with no token at all, and the waiter retried,
+// renewing the lock in its name, for as long as its context lived.
+func TestConfirmedGrantGetsItsToken(t *testing.T) {
 	addr := harness.StartRedis(t).Addr()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -172,11 +183,13 @@ func TestConfirmedGrantGetsAToken(t *testing.T) {
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	defer func() { _ = admin.Close() }()
 	const id = "handed-to-me"
-	require.NoError(t, admin.Set(ctx, l.keys[0], id, time.Minute).Err()) // as a handoff leaves it
-	require.NoError(t, admin.Del(ctx, l.keys[1]).Err())
-	got, err := l.attempt(ctx, id, true, time.Now())
+	bt, _ := before.Token()
+	require.NoError(t, admin.Set(ctx, l.keys[0], fmt.Sprintf("%s %d", id, bt+5), time.Minute).Err()) // as a handoff leaves it
+	got, err := l.attempt(ctx, id, true, "", time.Now())
 	require.NoError(t, err)
 	require.True(t, got.acquired)
-	bt, _ := before.Token()
-	assert.Greater(t, got.token, bt)
+	assert.Equal(t, bt+5, got.token)
+	pttl, err := admin.PTTL(ctx, l.keys[0]).Result()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, pttl, 2*time.Second, "set to the lock's TTL: renewed in its name")
 }

@@ -25,7 +25,7 @@ func Example() {
 		admin := redis.NewClient(&redis.Options{Addr: addr})
 		t.Cleanup(func() { _ = admin.Close() })
 		keys := func(name string) []string { // the lock's keys that go when it is free
-			return []string{"{" + name + "}", "{" + name + "}:queue", "{" + name + "}:waiters"}
+			return []string{"{" + name + "}", "{" + name + "}:queue"}
 		}
 
 		locktest.Run(t, locktest.Backend{

@@ -140,7 +140,7 @@ func (s *servers) redisLeftovers(t testing.TB, name string) []string {
 	t.Helper()
 	var left []string
 	tag := "{" + name + "}"
-	for _, k := range []string{tag, tag + ":queue", tag + ":waiters"} {
+	for _, k := range []string{tag, tag + ":queue"} {
 		n, err := s.rAdmin.Exists(ctxT(t), k).Result()
 		require.NoError(t, err)
 		if n > 0 {
