@@ -60,14 +60,16 @@ func findZKInstall() (*zkInstall, error) {
 	return &zkInstall{java: java, classpath: strings.Join(cp, string(os.PathListSeparator))}, nil
 }
 
-// zkPorts are the Loopback ports of one member.
+// zkPorts are the Loopback ports of one member, and whether it observes.
 type zkPorts struct {
 	client, peer, election int
+	observer               bool // listed as server.N=...:observer, and non-voting
 }
 
 // zooCfg renders the zoo.cfg of a member with data in dataDir. With one
 // member and no peers it is a standalone server; otherwise every member of
-// ensemble is listed as server.N (N = index+1).
+// ensemble is listed as server.N (N = index+1), an observer with its
+// ":observer" suffix, and an observer itself says peerType=observer.
 func zooCfg(dataDir string, own zkPorts, ensemble []zkPorts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tickTime=200\n")
@@ -79,8 +81,15 @@ func zooCfg(dataDir string, own zkPorts, ensemble []zkPorts) string {
 	fmt.Fprintf(&b, "4lw.commands.whitelist=*\nadmin.enableServer=false\n")
 	fmt.Fprintf(&b, "forceSync=no\npreAllocSize=1024\nmaxClientCnxns=0\n")
 	if len(ensemble) > 1 {
+		if own.observer {
+			fmt.Fprintf(&b, "peerType=observer\n")
+		}
 		for i, p := range ensemble {
-			fmt.Fprintf(&b, "server.%d=%s:%d:%d\n", i+1, Loopback, p.peer, p.election)
+			role := ""
+			if p.observer {
+				role = ":observer"
+			}
+			fmt.Fprintf(&b, "server.%d=%s:%d:%d%s\n", i+1, Loopback, p.peer, p.election, role)
 		}
 	}
 	return b.String()
@@ -92,7 +101,9 @@ func zooCfg(dataDir string, own zkPorts, ensemble []zkPorts) string {
 const BenchJVMEnv = "ZKR_BENCH_JVM"
 
 // zkMemberDir lays out the directory of member id (1-based) under root and
-// returns the process that runs it. ensemble holds the ports of all members.
+// returns the process that runs it. ensemble holds the ports of all members
+// as this member is to reach them (an observer's view of the voters may go
+// through proxies); its own are ensemble[id-1].
 func zkMemberDir(in *zkInstall, root string, id int, ensemble []zkPorts) (*process, error) {
 	dir := filepath.Join(root, fmt.Sprintf("member%d", id))
 	data := filepath.Join(dir, "data")

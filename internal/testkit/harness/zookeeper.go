@@ -19,10 +19,12 @@ const (
 // ZK is a ZooKeeper server or ensemble for a test: local java processes,
 // servers from a ZKSource, or the servers named by ZK_SERVERS.
 type ZK struct {
-	members  []*ZKMember
-	root     string       // temp dir of local members, removed by Close
-	external bool         // from ZK_SERVERS
-	closer   func() error // extra cleanup (a ZKSource's)
+	members   []*ZKMember            // the voters, then the observers
+	observers int                    // how many of members observe (StartZKObserved)
+	links     map[*ZKMember][]*Proxy // an observer's proxies to the voters
+	root      string                 // temp dir of local members, removed by Close
+	external  bool                   // from ZK_SERVERS
+	closer    func() error           // extra cleanup (a ZKSource's)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -38,6 +40,13 @@ func StartZK(t testing.TB, members int) *ZK {
 	if err != nil {
 		skipOrFail(t, "zookeeper", err)
 	}
+	z.closeAtCleanup(t)
+	return z
+}
+
+// closeAtCleanup has t.Cleanup close z, after writing the end of its logs to
+// t when t failed.
+func (z *ZK) closeAtCleanup(t testing.TB) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			z.logTails(t)
@@ -46,7 +55,6 @@ func StartZK(t testing.TB, members int) *ZK {
 			t.Errorf("stop zookeeper: %v", err)
 		}
 	})
-	return z
 }
 
 // LaunchZK is StartZK without a testing.TB, e.g. for a TestMain: the caller
@@ -97,22 +105,37 @@ func LaunchZK(members int) (*ZK, error) {
 // launchLocalZK starts members java processes in a fresh temp dir and waits
 // until all serve.
 func launchLocalZK(in *zkInstall, members int) (*ZK, error) {
-	root, err := os.MkdirTemp("", "zkr-zk-")
+	ensemble, err := freeZKPorts(members)
 	if err != nil {
 		return nil, err
 	}
-	z := &ZK{root: root}
+	return startLocalZK(in, ensemble, func(int) []zkPorts { return ensemble })
+}
+
+// freeZKPorts returns free client, peer and election ports for members.
+func freeZKPorts(members int) ([]zkPorts, error) {
 	ports, err := FreePorts(3 * members)
 	if err != nil {
-		z.Close()
 		return nil, err
 	}
 	ensemble := make([]zkPorts, members)
 	for i := range ensemble {
 		ensemble[i] = zkPorts{client: ports[3*i], peer: ports[3*i+1], election: ports[3*i+2]}
 	}
-	for id := 1; id <= members; id++ {
-		p, err := zkMemberDir(in, root, id, ensemble)
+	return ensemble, nil
+}
+
+// startLocalZK starts a java process for each member of ensemble in a fresh
+// temp dir, member id listing the ensemble as view(id) gives it, and waits
+// until all serve.
+func startLocalZK(in *zkInstall, ensemble []zkPorts, view func(id int) []zkPorts) (*ZK, error) {
+	root, err := os.MkdirTemp("", "zkr-zk-")
+	if err != nil {
+		return nil, err
+	}
+	z := &ZK{root: root}
+	for id := 1; id <= len(ensemble); id++ {
+		p, err := zkMemberDir(in, root, id, view(id))
 		if err != nil {
 			z.Close()
 			return nil, err
