@@ -99,4 +99,31 @@ func TestObserver(t *testing.T) {
 		require.NoError(t, again.Release(ctxT(t)))
 		waitForNodes(t, voters, path, 0)
 	})
+	// Under OnlyLostIsLost the lease outlives the observer's drop, until
+	// the session's trust ends: counted from replies the cut observer gave
+	// by itself, it would end after the leader expired the session (by up
+	// to syncLimit ticks). WithServerLag(syncLimit × tickTime) counts each
+	// reply as of its send time less that lag: the holder is told first,
+	// and the margin it reports is no larger than the real one.
+	t.Run("OnlyLostIsLost with the server's lag", func(t *testing.T) {
+		const path = "/observer/lag"
+		rec := tracetest.New()
+		holder := connect(t, []string{obs.Addr()}, session.WithSessionTimeout(observedTimeout),
+			session.WithErrorPolicy(session.OnlyLostIsLost), session.WithServerLag(observerLag),
+			session.WithTrace(rec.Trace()))
+		voters := connect(t, z.VoterServers())
+		gap := holdertest.HolderToldFirst(t, newMutex(t, holder, path), newMutex(t, voters, path),
+			func() { z.CutObserver(t, obs) }, 0)
+		e := rec.AwaitEnd(t, 1)
+		require.True(t, e.HasMargin)
+		t.Logf("holder told %v before the successor's grant; reported margin %v", gap.Round(time.Millisecond), e.Margin.Round(time.Millisecond))
+		assert.LessOrEqual(t, e.Margin, gap, "the reported margin is not larger than the real one")
+		z.RestoreObserver(t, obs)
+		z.WaitReady(t)
+		waitForNodes(t, voters, path, 0)
+	})
 }
+
+// observerLag is the harness's syncLimit × tickTime (10 × 200 ms): how long
+// a cut observer goes on answering its clients.
+const observerLag = 2 * time.Second

@@ -66,6 +66,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 			return nil, err
 		}
 	}
+	if cfg.serverLag >= cfg.sessionTimeout/2 {
+		return nil, invalid("WithServerLag(%v): must be below half the session timeout (%v)", cfg.serverLag, cfg.sessionTimeout)
+	}
 	c := &Client{
 		cfg:       cfg,
 		servers:   addrs,
@@ -76,7 +79,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
-	c.live.requested, c.live.log, c.live.trace = cfg.sessionTimeout, cfg.logger, cfg.trace
+	c.live.requested, c.live.log, c.live.trace, c.live.lag = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverLag
 	c.mu.Lock()
 	c.startDialLocked()
 	c.mu.Unlock()

@@ -25,6 +25,13 @@ import (
 //   - under OnlyLostIsLost, until heard + t - recipes.DriftMargin(t), across
 //     suspensions.
 //
+// A server cut off from its leader answers for up to the ensemble's
+// syncLimit × tickTime (WithServerLag: lag) while the leader no longer
+// hears of the session: a reply then proves the server heard the session
+// as of its send time less lag, and both windows end lag sooner (the
+// default policy's at t - lag - recipes.DriftMargin(t) when that comes
+// before 2/3 t).
+//
 // Every check of a session's trust (Session.Err, used by the recipes before
 // they grant a lock, whether after a listing or on a watch notification) and
 // every timer that ends a session value use that rule. go-zookeeper pings
@@ -40,12 +47,14 @@ func suspendAfter(t time.Duration) time.Duration { return t * 2 / 3 }
 func keepaliveAfter(t time.Duration) time.Duration { return t / 6 }
 
 // trustWindow is how long after heard a session value of policy p stays
-// trusted.
-func trustWindow(p ErrorPolicy, t time.Duration) time.Duration {
+// trusted, with a server that may answer for lag after its leader stopped
+// hearing of the session.
+func trustWindow(p ErrorPolicy, t, lag time.Duration) time.Duration {
+	last := t - lag - recipes.DriftMargin(t)
 	if p == OnlyLostIsLost {
-		return t - recipes.DriftMargin(t)
+		return last
 	}
-	return suspendAfter(t)
+	return min(suspendAfter(t), last)
 }
 
 // epoch anchors mono: time.Since reads the monotonic clock, immune to
@@ -58,6 +67,7 @@ func mono() time.Duration { return time.Since(epoch) }
 // liveness is shared by a client's connections.
 type liveness struct {
 	requested  time.Duration // the session timeout asked for
+	lag        time.Duration // WithServerLag
 	log        *slog.Logger
 	trace      *recipes.Trace // told of every connection attempt
 	servers    atomic.Int32   // server addresses, once resolved (hostProvider)
@@ -144,7 +154,7 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 	t := c.live.timeout(c.cfg.sessionTimeout)
 	heard, ok := c.live.lastHeard(c.m.sessionID)
 	if c.m.state.connected() {
-		switch due := heard + suspendAfter(t); {
+		switch due := heard + trustWindow(SuspendedIsLost, t, c.live.lag); {
 		case !ok || now >= due:
 			c.log.Warn("no reply from zookeeper to a request sent within 2/3 of the session timeout; dropping the connection",
 				"since", (now - heard).Round(time.Millisecond), "session timeout", t)
@@ -160,7 +170,7 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 		}
 	}
 	if c.m.live && c.cfg.policy == OnlyLostIsLost {
-		switch due := heard + trustWindow(OnlyLostIsLost, t); {
+		switch due := heard + trustWindow(OnlyLostIsLost, t, c.live.lag); {
 		case !ok || now >= due:
 			c.applyLocked(inTrustTimeout, 0)
 		default:
@@ -201,13 +211,13 @@ func (l *liveness) reportConnect(server string, start time.Time, err error) {
 }
 
 // expiresAt is when the server may expire session id at the earliest, as
-// the client knows it: the send time of the latest request it answered
-// plus the session timeout, as a wall-clock time (with the monotonic
-// reading); false when nothing was heard of id.
+// the client knows it: the send time of the latest request it answered,
+// less the server's lag, plus the session timeout, as a wall-clock time
+// (with the monotonic reading); false when nothing was heard of id.
 func (l *liveness) expiresAt(id int64) (time.Time, bool) {
 	at, ok := l.lastHeard(id)
 	if !ok {
 		return time.Time{}, false
 	}
-	return epoch.Add(at + l.timeout(l.requested)), true
+	return epoch.Add(at - l.lag + l.timeout(l.requested)), true
 }

@@ -110,12 +110,28 @@ func TestHeardIgnoresExpiredSessionsAndOldConnections(t *testing.T) {
 
 func TestTrustWindows(t *testing.T) {
 	for _, timeout := range []time.Duration{400 * time.Millisecond, 6 * time.Second, 15 * time.Second, time.Hour} {
-		s, o := trustWindow(SuspendedIsLost, timeout), trustWindow(OnlyLostIsLost, timeout)
+		s, o := trustWindow(SuspendedIsLost, timeout, 0), trustWindow(OnlyLostIsLost, timeout, 0)
 		assert.Equal(t, timeout*2/3, s)
 		assert.Equal(t, suspendAfter(timeout), s, "the default policy trusts until the watchdog suspends")
 		assert.Less(t, s, o, "%v: suspended before the OnlyLostIsLost trust ends", timeout)
 		assert.Equal(t, timeout-timeout/100-10*time.Millisecond, o)
 		assert.Less(t, keepaliveAfter(timeout), s/2, "a keepalive goes out well before the suspension")
+	}
+}
+
+// A server that may answer for lag after its leader stopped hearing of the
+// session ends both windows lag sooner, the default policy's only when
+// that comes before 2/3 t.
+func TestTrustWindowsWithServerLag(t *testing.T) {
+	const timeout, lag = 6 * time.Second, 2 * time.Second
+	last := timeout - lag - recipes.DriftMargin(timeout)
+	assert.Equal(t, last, trustWindow(OnlyLostIsLost, timeout, lag))
+	assert.Equal(t, last, trustWindow(SuspendedIsLost, timeout, lag), "sooner than 2/3 t")
+	assert.Equal(t, 10*time.Second, trustWindow(SuspendedIsLost, 15*time.Second, lag), "2/3 t comes first")
+	for _, bad := range []time.Duration{-time.Second, 3 * time.Second} {
+		_, err := Connect(context.Background(), []string{"127.0.0.1:1"}, WithSessionTimeout(timeout), WithServerLag(bad))
+		require.ErrorIs(t, err, ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "WithServerLag")
 	}
 }
 
@@ -184,7 +200,7 @@ func TestWatchdogSuspendsTwoThirdsAfterLastHeard(t *testing.T) {
 
 func TestSessionErrReadsTheClock(t *testing.T) {
 	for _, policy := range []ErrorPolicy{SuspendedIsLost, OnlyLostIsLost} {
-		window := trustWindow(policy, 6*time.Second)
+		window := trustWindow(policy, 6*time.Second, 0)
 		s := connectedAt(quietClient(t, policy), 3, mono()-window+time.Hour)
 		assert.NoError(t, s.Err())
 		until, ok := s.TrustedUntil()

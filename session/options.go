@@ -37,6 +37,7 @@ type config struct {
 	policy            ErrorPolicy
 	maxRequest        int // bytes
 	trace             *recipes.Trace
+	serverLag         time.Duration
 }
 
 func defaultConfig() config {
@@ -156,6 +157,32 @@ func WithErrorPolicy(p ErrorPolicy) Option {
 			return invalid("unknown ErrorPolicy %d", p)
 		}
 		c.policy = p
+		return nil
+	}
+}
+
+// WithServerLag sets how long a ZooKeeper server may go on answering this
+// client after it stopped hearing from its leader: the ensemble's
+// syncLimit × tickTime (ZooKeeper's defaults, 5 × 2000 ms, make it 10 s).
+// A follower or an observer cut off from the quorum answers pings from
+// its own state until then, before it drops its clients, while the
+// leader, which expires sessions, no longer hears of them: a reply proves
+// the session alive only as of its send time less d. The client counts
+// its trust and the server's deadline (Session.ServerDeadline) from there.
+//
+// The default, 0, is right for a single server; for an ensemble it is
+// safe only under SuspendedIsLost with a session timeout well above d (the
+// holder is told when the cut server drops it, d after the cut, and the
+// session expires a session timeout after the cut). Under
+// OnlyLostIsLost a session value trusted across a suspension outlives
+// the server's deadline by up to d unless d is set. d must be below half
+// the session timeout.
+func WithServerLag(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("WithServerLag(%v): negative", d)
+		}
+		c.serverLag = d
 		return nil
 	}
 }

@@ -151,7 +151,7 @@ func (s *Session) TrustedUntil() (until time.Time, ok bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return epoch.Add(heard + trustWindow(s.policy, s.live.timeout(s.timeout))), true
+	return epoch.Add(heard + trustWindow(s.policy, s.live.timeout(s.timeout), s.live.lag)), true
 }
 
 // untrusted is the cause of a session value's end at its trust deadline.
