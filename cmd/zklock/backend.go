@@ -23,6 +23,8 @@ import (
 const (
 	backendZK        = "zk"
 	backendRedis     = "redis"
+	backendCluster   = "redis-cluster"
+	backendSentinel  = "redis-sentinel"
 	backendRedlock   = "redlock"
 	backendMemcached = "memcached"
 	backendPostgres  = "postgres"
@@ -30,7 +32,7 @@ const (
 )
 
 // backendNames lists the backends for messages.
-const backendNames = "zk, redis, redlock, memcached, postgres or mysql"
+const backendNames = "zk, redis, redis-cluster, redis-sentinel, redlock, memcached, postgres or mysql"
 
 // pingTimeout bounds the check that a Redis, memcached or SQL server
 // answers (and, for SQL, the creation of the lease table) before zklock
@@ -41,6 +43,10 @@ const pingTimeout = 15 * time.Second
 type backendOptions struct {
 	name      string
 	redis     string
+	sentinel  string // redis-sentinel: the sentinels
+	master    string // redis-sentinel: the monitored master's name
+	acks      int    // replicas that must acknowledge each write
+	ackWait   time.Duration
 	memcached string
 	dsn       string // postgres, mysql: passed to the driver unchanged
 	listenDSN string // postgres: the LISTEN connection's (default: dsn)
@@ -52,12 +58,16 @@ type backendOptions struct {
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: "+backendNames)
-	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock)")
+	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock; redis-cluster: some nodes of the cluster)")
+	fs.StringVar(&b.sentinel, "sentinel", "", "redis-sentinel: the sentinels HOST:PORT,...")
+	fs.StringVar(&b.master, "master", "", "redis-sentinel: the name of the master the sentinels monitor")
+	fs.IntVar(&b.acks, "replica-ack", 0, "redis, redis-cluster, redis-sentinel: count an acquisition or renewal only once N replicas acknowledged it (WAIT; best-effort)")
+	fs.Var(durationValue{d: &b.ackWait, min: time.Millisecond}, "replica-ack-timeout", "how long --replica-ack waits for the replicas (default 100ms)")
 	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
 	fs.StringVar(&b.dsn, "dsn", "", "PostgreSQL or MySQL data source name, as the driver takes it")
 	fs.StringVar(&b.listenDSN, "listen-dsn", "", "PostgreSQL DSN of the LISTEN connection, when --dsn goes through a transaction pooler (default: --dsn)")
 	fs.StringVar(&b.table, "table", sqllock.DefaultTable, "the lease table, TABLE or SCHEMA.TABLE (postgres, mysql)")
-	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redlock, memcached, postgres and mysql (default 10s)")
+	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redis-cluster, redis-sentinel, redlock, memcached, postgres and mysql (default 10s)")
 	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
 		"do not check that the Redis or memcached server cannot evict the lock (where it refuses the check, or to accept that risk)")
 	fs.BoolVar(&b.noDurable, "without-durability-check", false,
@@ -70,20 +80,24 @@ var backendFlags = []struct {
 	flag     string
 	backends []string
 }{
-	{"redis", []string{backendRedis, backendRedlock}},
+	{"redis", []string{backendRedis, backendCluster, backendRedlock}},
+	{"sentinel", []string{backendSentinel}},
+	{"master", []string{backendSentinel}},
+	{"replica-ack", []string{backendRedis, backendCluster, backendSentinel}},
+	{"replica-ack-timeout", []string{backendRedis, backendCluster, backendSentinel}},
 	{"memcached", []string{backendMemcached}},
 	{"dsn", []string{backendPostgres, backendMySQL}},
 	{"listen-dsn", []string{backendPostgres}},
 	{"table", []string{backendPostgres, backendMySQL}},
-	{"ttl", []string{backendRedis, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
-	{"without-eviction-check", []string{backendRedis, backendRedlock, backendMemcached}},
+	{"ttl", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
+	{"without-eviction-check", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
 	{"without-durability-check", []string{backendPostgres, backendMySQL}},
 }
 
 // validate checks the backend flags against the others set (by name).
 func (b *backendOptions) validate(set map[string]bool) error {
 	switch b.name {
-	case backendZK, backendRedis, backendRedlock, backendMemcached, backendPostgres, backendMySQL:
+	case backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached, backendPostgres, backendMySQL:
 	default:
 		return fmt.Errorf("unknown --backend %q: %s", b.name, backendNames)
 	}
@@ -95,11 +109,22 @@ func (b *backendOptions) validate(set map[string]bool) error {
 	switch b.name {
 	case backendZK:
 		return nil
-	case backendRedis, backendRedlock:
+	case backendRedis, backendCluster, backendRedlock:
 		if b.redis == "" {
 			return fmt.Errorf("--backend %s needs --redis HOST:PORT[,HOST:PORT...]", b.name)
 		}
-		if _, err := splitAddrs("--redis", b.redis); err != nil {
+		addrs, err := splitAddrs("--redis", b.redis)
+		if err != nil {
+			return err
+		}
+		if set["replica-ack"] && b.name == backendRedis && len(addrs) > 1 {
+			return errors.New("--replica-ack needs one --redis server (several are Redlock, which has no replicas to wait for)")
+		}
+	case backendSentinel:
+		if b.sentinel == "" || b.master == "" {
+			return errors.New("--backend redis-sentinel needs --sentinel HOST:PORT[,HOST:PORT...] and --master NAME")
+		}
+		if _, err := splitAddrs("--sentinel", b.sentinel); err != nil {
 			return err
 		}
 	case backendMemcached:
@@ -113,6 +138,12 @@ func (b *backendOptions) validate(set map[string]bool) error {
 		if err := b.validateSQL(set); err != nil {
 			return err
 		}
+	}
+	if set["replica-ack"] && b.acks < 1 {
+		return fmt.Errorf("--replica-ack %d: want 1 replica or more", b.acks)
+	}
+	if set["replica-ack-timeout"] && !set["replica-ack"] {
+		return errors.New("--replica-ack-timeout needs --replica-ack")
 	}
 	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers"} {
 		if set[f] {
@@ -181,7 +212,20 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 		}
 		return l, closeAll, nil
 	}
+	switch b.name {
+	case backendCluster:
+		addrs, _ := splitAddrs("--redis", b.redis)
+		r := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+		return b.redisLock(pctx, r, name, "the Redis Cluster at "+b.redis)
+	case backendSentinel:
+		addrs, _ := splitAddrs("--sentinel", b.sentinel)
+		r := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: b.master, SentinelAddrs: addrs})
+		return b.redisLock(pctx, r, name, fmt.Sprintf("Redis master %q through the sentinels at %s", b.master, b.sentinel))
+	}
 	addrs, _ := splitAddrs("--redis", b.redis)
+	if b.name == backendRedis && len(addrs) == 1 {
+		return b.redisLock(pctx, redis.NewClient(&redis.Options{Addr: addrs[0]}), name, "Redis at "+addrs[0])
+	}
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a})
@@ -194,21 +238,6 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 	if err := pingRedis(pctx, clients); err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("cannot reach Redis at %s: %w", b.redis, err)
-	}
-	if b.name == backendRedis && len(clients) == 1 {
-		c, err := redislock.NewClient(clients[0])
-		if err == nil {
-			var l *redislock.Lock
-			opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
-			if b.noCheck {
-				opts = append(opts, redislock.WithoutEvictionCheck())
-			}
-			if l, err = redislock.New(c, name, opts...); err == nil {
-				return l, func() { _ = c.Close(); closeAll() }, nil
-			}
-		}
-		closeAll()
-		return nil, nil, err
 	}
 	servers := make([]redlock.Redis, len(clients))
 	for i, c := range clients {
@@ -224,6 +253,46 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 		return nil, nil, err
 	}
 	return l, closeAll, nil
+}
+
+// redisClient is a go-redis client redislock takes.
+type redisClient interface {
+	redislock.Redis
+	Ping(ctx context.Context) *redis.StatusCmd
+	Close() error
+}
+
+// redisLock is the redislock lock named name over r (one server, a
+// cluster, or a master behind sentinels, named where), once r answers.
+func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, where string) (recipes.Locker, func(), error) {
+	closeAll := func() { _ = r.Close() }
+	if err := r.Ping(ctx).Err(); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("cannot reach %s: %w", where, err)
+	}
+	opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
+	if b.noCheck {
+		opts = append(opts, redislock.WithoutEvictionCheck())
+	}
+	if b.acks > 0 {
+		wait := b.ackWait
+		if wait == 0 {
+			wait = 100 * time.Millisecond
+		}
+		opts = append(opts, redislock.WithReplicaAck(b.acks, wait))
+	}
+	c, err := redislock.NewClient(r)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	l, err := redislock.New(c, name, opts...)
+	if err != nil {
+		_ = c.Close()
+		closeAll()
+		return nil, nil, err
+	}
+	return l, func() { _ = c.Close(); closeAll() }, nil
 }
 
 // pingRedis succeeds when a majority of the servers answer PING (one of

@@ -63,6 +63,30 @@ func TestBackends(t *testing.T) {
 	}
 }
 
+// The command runs under a lock on a Redis Cluster, and on a master found
+// through Sentinel with a replica's acknowledgement.
+func TestClusterAndSentinelBackends(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	s := harness.StartRedisSentinel(t, 2, 3)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"redis-cluster", []string{"--backend", "redis-cluster", "--redis", strings.Join(c.Addrs()[:3], ","), "--ttl", "2s"}},
+		{"redis-sentinel", []string{"--backend", "redis-sentinel", "--sentinel", strings.Join(s.SentinelAddrs(), ","),
+			"--master", s.MasterName(), "--replica-ack", "1", "--replica-ack-timeout", "200ms", "--ttl", "2s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := lockPath(t)
+			first, err := strconv.ParseInt(runEnv(t, append(tc.args, path)...)["token"], 10, 64)
+			require.NoError(t, err)
+			second, err := strconv.ParseInt(runEnv(t, append(tc.args, path)...)["token"], 10, 64)
+			require.NoError(t, err)
+			assert.Greater(t, second, first, "tokens grow from holder to holder")
+		})
+	}
+}
+
 // The lock is lost while COMMAND runs (its key deleted): COMMAND is
 // terminated and zklock exits 76, as on ZooKeeper.
 func TestCompatLockLost(t *testing.T) {
@@ -99,15 +123,22 @@ func TestBackendUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--backend", "etcd"}, `unknown --backend "etcd"`},
 		{[]string{"--backend", "redis"}, "--backend redis needs --redis"},
-		{[]string{"--redis", "127.0.0.1:1"}, "--redis needs --backend redis or redlock"},
-		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--redis", "127.0.0.1:1"}, "--redis needs --backend redis or redlock"},
+		{[]string{"--redis", "127.0.0.1:1"}, "--redis needs --backend redis, redis-cluster or redlock"},
+		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--redis", "127.0.0.1:1"}, "--redis needs --backend redis, redis-cluster or redlock"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--read"}, "--read needs --backend zk"},
 		{[]string{"--backend", "memcached"}, "--backend memcached needs --memcached"},
 		{[]string{"--backend", "memcached", "--memcached", "a:1,b:2"}, "--memcached takes one server"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,"}, "empty server address"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--ttl", "0"}, "--ttl"},
-		{[]string{"--without-eviction-check"}, "--without-eviction-check needs --backend redis, redlock or memcached"},
+		{[]string{"--without-eviction-check"}, "--without-eviction-check needs --backend redis, redis-cluster, redis-sentinel, redlock or memcached"},
 		{[]string{"--without-durability-check"}, "--without-durability-check needs --backend postgres or mysql"},
+		{[]string{"--backend", "redis-sentinel", "--sentinel", "127.0.0.1:1"}, "--backend redis-sentinel needs --sentinel HOST:PORT[,HOST:PORT...] and --master NAME"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--master", "m"}, "--master needs --backend redis-sentinel"},
+		{[]string{"--backend", "redis-cluster"}, "--backend redis-cluster needs --redis"},
+		{[]string{"--backend", "redlock", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--replica-ack", "1"}, "--replica-ack needs --backend redis, redis-cluster or redis-sentinel"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--replica-ack", "1"}, "--replica-ack needs one --redis server"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack", "0"}, "--replica-ack 0: want 1 replica or more"},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack-timeout", "1s"}, "--replica-ack-timeout needs --replica-ack"},
 		// The SQL backends: nothing is connected to (port 1 has no server).
 		{[]string{"--backend", "postgres"}, "--backend postgres needs --dsn DSN"},
 		{[]string{"--backend", "mysql"}, "--backend mysql needs --dsn DSN"},
@@ -118,7 +149,7 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--read"}, "--read needs --backend zk"},
 		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/db", "--servers", "127.0.0.1:1"}, "--servers needs --backend zk"},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--without-eviction-check"},
-			"--without-eviction-check needs --backend redis, redlock or memcached"},
+			"--without-eviction-check needs --backend redis, redis-cluster, redis-sentinel, redlock or memcached"},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", ""}, "empty --listen-dsn"},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u:s3cr3t@127.0.0.1:notaport/db"}, "invalid --dsn: cannot parse `postgres://u:xxxxx@127.0.0.1:notaport/db`"},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", "host=h password=s3cr3t port=x"}, "invalid --listen-dsn: "},

@@ -79,7 +79,7 @@ func ctxT(t testing.TB) context.Context {
 
 // leftovers lists the keys of lock name that a lock leaves nothing of when
 // idle (the fencing counter stays, with a TTL of a day, by design).
-func leftovers(t testing.TB, admin *redis.Client, name string) []string {
+func leftovers(t testing.TB, admin redis.Cmdable, name string) []string {
 	t.Helper()
 	tag := "{" + name + "}"
 	var left []string

@@ -134,6 +134,9 @@ type Lock struct {
 	ttl       time.Duration
 	terms     ttl.Terms // of its leases
 	check     bool      // the server's eviction settings, at first use
+
+	acks       int // replicas that must acknowledge its writes (WithReplicaAck)
+	ackTimeout time.Duration
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -145,6 +148,10 @@ type options struct {
 	ttl     time.Duration
 	noCheck bool
 	trace   *recipes.Trace
+
+	acks       int
+	ackTimeout time.Duration
+	ackSet     bool
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -189,8 +196,11 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		return nil, fmt.Errorf("redislock: %w: TTL %v: must be from %v (room for the margin and renewals) to %v",
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
+	if err := checkAck(o, c.r); err != nil {
+		return nil, err
+	}
 	tag := "{" + name + "}"
-	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck, trace: o.trace,
+	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck, trace: o.trace, acks: o.acks, ackTimeout: o.ackTimeout,
 		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":quiet"},
 		renewKeys: []string{tag, tag + ":quiet"},
 	}
@@ -260,12 +270,21 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, entry string,
 	if queue {
 		q = "1"
 	}
-	res, err := acquireScript.Run(ctx, l.c.r, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
-		l.publish, l.channel, grants.Stamp(sent), entry).Slice()
-	if err != nil {
+	reply, err := l.run(ctx, acquireScript, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
+		l.publish, l.channel, grants.Stamp(sent), entry)
+	if err != nil && !errors.Is(err, errTooFewAcks) {
 		return outcome{}, redisguard.Permanent(err)
 	}
-	return parseOutcome(res)
+	res, ok := reply.([]any)
+	if !ok {
+		return outcome{}, ttl.Permanent(fmt.Errorf("redislock: acquire script answered %v", reply))
+	}
+	got, perr := parseOutcome(res)
+	if perr == nil && got.acquired && err != nil {
+		// Taken on the master, not yet on enough replicas: not ours yet.
+		return outcome{}, err
+	}
+	return got, perr
 }
 
 // parseOutcome reads the acquire script's answer: {1, token}, or {0 or 2,
@@ -311,16 +330,16 @@ type server struct {
 }
 
 func (s server) Renew(ctx context.Context) error {
-	n, err := renewScript.Run(ctx, s.l.c.r, s.l.renewKeys, s.id, s.l.ttl.Milliseconds(), s.token).Int64()
-	if err == nil && n == 0 {
+	reply, err := s.l.run(ctx, renewScript, s.l.renewKeys, s.id, s.l.ttl.Milliseconds(), s.token)
+	if n, _ := reply.(int64); reply != nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
 	return redisguard.Permanent(err)
 }
 
 func (s server) Free(ctx context.Context) error {
-	n, err := releaseScript.Run(ctx, s.l.c.r, s.l.keys, s.id).Int64()
-	if err == nil && n == 0 {
+	reply, err := s.l.run(ctx, releaseScript, s.l.keys, s.id)
+	if n, _ := reply.(int64); err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
 	return redisguard.Permanent(err)
@@ -335,7 +354,7 @@ func (l *Lock) cancel(ctx context.Context, id, entry string) {
 	go func() {
 		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 		defer stop()
-		_ = cancelScript.Run(cctx, l.c.r, l.keys, id, entry).Err()
+		_, _ = l.run(cctx, cancelScript, l.keys, id, entry)
 	}()
 }
 

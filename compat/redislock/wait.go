@@ -98,12 +98,13 @@ func (w *waiting) run(ctx context.Context) (*hold.Lease, error) {
 		if !ok {
 			return nil, w.giveUp(ctx, recipes.NotAcquired(ctx))
 		}
-		if granted && grants.Fresh(g, l.terms.Valid, l.terms.Every) {
+		if granted && l.acks == 0 && grants.Fresh(g, l.terms.Valid, l.terms.Every) {
 			return l.hold(ctx, w.id, g.Token, grants.Unstamp(g.Stamp))
 		}
 		// Woken by the timer, or by a grant too old to hold from without
-		// confirming: the next attempt finds out (a lock handed to us
-		// is renewed and held from then).
+		// confirming (or not known to be on enough replicas): the next
+		// attempt finds out (a lock handed to us is renewed and held from
+		// then).
 	}
 }
 

@@ -1,0 +1,188 @@
+package redislock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/holdertest"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+)
+
+// clusterClient is a go-redis client of the cluster, closed at t's
+// cleanup.
+func clusterClient(t testing.TB, c *harness.RedisCluster) *redis.ClusterClient {
+	t.Helper()
+	r := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// onCluster is a lock client of its own on the cluster.
+func onCluster(t testing.TB, c *harness.RedisCluster) *redislock.Client {
+	t.Helper()
+	lc, err := redislock.NewClient(clusterClient(t, c))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lc.Close() })
+	return lc
+}
+
+// The contract holds on a Redis Cluster of three masters with a replica
+// each, grants sharded.
+func TestContractOnACluster(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	admin := clusterClient(t, c)
+	locktest.Run(t, locktest.Backend{
+		New: func(t *testing.T, name string) recipes.Locker {
+			return newLock(t, onCluster(t, c), name, redislock.WithTTL(time.Second))
+		},
+		Lose: func(t *testing.T, name string, _ recipes.Lease) {
+			require.NoError(t, admin.Del(ctxT(t), "{"+name+"}").Err())
+		},
+		Leftovers: func(t *testing.T, name string) []string { return leftovers(t, admin, name) },
+		Reentrant: true,
+	})
+}
+
+// A ClusterClient that would subscribe on replicas is refused: a
+// release's SPUBLISH would find no subscriber on the master.
+func TestClusterClientOnReplicasRefused(t *testing.T) {
+	r := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, ReadOnly: true})
+	defer func() { _ = r.Close() }()
+	_, err := redislock.NewClient(r)
+	require.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "ReadOnly")
+}
+
+// clusterHandover holds lock name on the cluster with a waiter queued
+// behind, runs change (which reshapes the cluster under them), keeps
+// holding for longer than a renewal period, and checks that the holder
+// lost nothing, the waiter is served at the release, and its token is
+// greater.
+func clusterHandover(t *testing.T, c *harness.RedisCluster, name string, change func(slot int)) {
+	ctx := ctxT(t)
+	holderLock := newLock(t, onCluster(t, c), name, redislock.WithTTL(faultTTL))
+	waiterLock := newLock(t, onCluster(t, c), name, redislock.WithTTL(faultTTL))
+	lease, err := holderLock.Acquire(ctx)
+	require.NoError(t, err)
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		l, err := waiterLock.Acquire(ctx)
+		assert.NoError(t, err)
+		got <- l
+	}()
+	admin := clusterClient(t, c)
+	require.Eventually(t, func() bool { // queued
+		n, _ := admin.LLen(ctx, "{"+name+"}:queue").Result()
+		return n == 1
+	}, waitLimit, 5*time.Millisecond)
+	change(c.KeySlot(t, "{"+name+"}"))
+	time.Sleep(faultTTL) // three renewal periods, on the reshaped cluster
+	require.NoError(t, lease.Err(), "no false loss: %v", context.Cause(lease.Context()))
+	select {
+	case <-got:
+		t.Fatal("the waiter was granted the lock while the holder held it")
+	default:
+	}
+	token, _ := lease.Token()
+	require.NoError(t, lease.Release(ctx))
+	select {
+	case next := <-got:
+		require.NotNil(t, next)
+		nt, _ := next.Token()
+		assert.Greater(t, nt, token)
+		require.NoError(t, next.Release(ctx))
+	case <-time.After(waitLimit):
+		t.Fatal("the waiter was never served")
+	}
+	assert.Empty(t, leftovers(t, admin, name))
+}
+
+// The lock's slot moves to another master while the lock is held and
+// waited for: keys and the waiter's sharded subscription move with it.
+func TestSlotMovedWhileHeld(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	clusterHandover(t, c, "moved", func(slot int) {
+		from := c.MasterOfSlot(t, slot)
+		for _, n := range c.Nodes() {
+			if n != from && n.Role(t) == "master" {
+				c.MoveSlot(t, slot, n)
+				return
+			}
+		}
+		t.Fatal("no other master")
+	})
+}
+
+// A planned failover (CLUSTER FAILOVER on the replica of the lock's
+// master) while the lock is held and waited for.
+func TestPlannedFailoverWhileHeld(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	clusterHandover(t, c, "failover", func(slot int) {
+		c.Failover(t, c.ReplicaOf(t, c.MasterOfSlot(t, slot)))
+	})
+}
+
+// The lock's master is killed while the lock is held: its replica takes
+// over after the cluster's node timeout. Replication is asynchronous, so
+// the lock may or may not have reached the replica: either the holder
+// keeps it (its renewals reach the new master), or it is told when a
+// renewal finds the lock gone or another's, and a second holder's token
+// is greater than its own (what fencing relies on).
+func TestMasterKilledWhileHeld(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	ctx := ctxT(t)
+	const name = "killed"
+	lease, err := newLock(t, onCluster(t, c), name, redislock.WithTTL(faultTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	token, _ := lease.Token()
+	told := holdertest.ToldAt(lease)
+	c.MasterOfSlot(t, c.KeySlot(t, "{"+name+"}")).Kill(t)
+	type grant struct {
+		lease recipes.Lease
+		at    time.Time
+	}
+	got := make(chan grant, 1)
+	go func() {
+		l, err := newLock(t, onCluster(t, c), name, redislock.WithTTL(faultTTL)).Acquire(ctx)
+		assert.NoError(t, err)
+		got <- grant{l, time.Now()}
+	}()
+	killed := time.Now()
+	var g grant
+	select {
+	case g = <-got:
+	case <-lease.Done(): // told; the lock then goes to the second
+		t.Logf("the holder was told %v after the kill", time.Since(killed).Round(time.Millisecond))
+	case <-time.After(5 * faultTTL): // the replica had the lock: still held, renewed on it
+		t.Log("the lock survived the failover (replicated in time); the holder keeps it")
+		require.NoError(t, lease.Release(ctx))
+	}
+	if g.lease == nil {
+		select {
+		case g = <-got:
+		case <-time.After(waitLimit):
+			t.Fatal("the second was never granted the lock")
+		}
+	}
+	t.Logf("second holder granted %v after the kill", g.at.Sub(killed).Round(time.Millisecond))
+	require.NotNil(t, g.lease)
+	nt, _ := g.lease.Token()
+	assert.Greater(t, nt, token, "the second holder's token fences the first out")
+	select {
+	case <-lease.Done():
+	case <-time.After(waitLimit):
+		t.Fatal("two live leases: the holder was never told")
+	}
+	if at := told.Get(); !at.IsZero() {
+		t.Logf("holder told %v after the second grant (negative: before): %v",
+			at.Sub(g.at).Round(time.Millisecond), context.Cause(lease.Context()))
+	}
+	require.NoError(t, g.lease.Release(ctx))
+}
