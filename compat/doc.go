@@ -4,8 +4,9 @@
 // backends is a change of constructor, and a program links only the client
 // it uses:
 //
-//   - compat/redislock: one Redis (or one Redis Cluster slot). Fair (FIFO),
-//     fenced, one round trip to acquire, no polling.
+//   - compat/redislock: one Redis, a primary under Sentinel, or one Redis
+//     Cluster slot. Fair (FIFO), fenced, one round trip to acquire, no
+//     polling; WithReplicaAck waits for replicas.
 //   - compat/redlock: N independent Redis servers, by Redlock. No fencing
 //     token.
 //   - compat/memcachedlock: one memcached. Fenced by the item's CAS value;
