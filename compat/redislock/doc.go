@@ -127,7 +127,7 @@
 // trusts its lease, until the holder's next renewal (a third of the TTL
 // at most) finds it gone and tells it. Measured under Sentinel with
 // lagging replicas (TestSentinelFailoverWithLaggingReplicas), that window
-// was -50 to +35 ms when a renewal was being retried through the failover.
+// was -50 to +49 ms when a renewal was being retried through the failover.
 // WithReplicaAck(n, timeout) closes it as far as Redis can: an
 // acquisition, a confirmed handoff and a renewal count only once n
 // replicas acknowledged them (WAIT, in the same round trip), so with

@@ -41,7 +41,7 @@ func BenchmarkCompatContended(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.String(), func(b *testing.B) {
 			addrs, admins := servers(b, 1)
-			contended(b, addrs, admins, w, &gaveUp, []impl{
+			contended(b, arena{addrs: addrs, admins: admins}, w, &gaveUp, []impl{
 				redislockImpl, bsmImpl(time.Millisecond), redsyncImpl("redsync", &gaveUp), rueidislockImpl(0)})
 		})
 	}
@@ -55,7 +55,7 @@ func BenchmarkCompatRedlockContended(b *testing.B) {
 	for _, w := range workloads {
 		b.Run(w.String(), func(b *testing.B) {
 			addrs, admins := servers(b, 3)
-			contended(b, addrs, admins, w, &gaveUp, []impl{redlockImpl, redsyncImpl("redsync3", &gaveUp)})
+			contended(b, arena{addrs: addrs, admins: admins}, w, &gaveUp, []impl{redlockImpl, redsyncImpl("redsync3", &gaveUp)})
 		})
 	}
 }
@@ -72,20 +72,36 @@ type round struct {
 	exec      Counts // with the servers' CPU
 	clientCPU time.Duration
 	gaveUp    int64
+	bus       [2]int64      // cluster-bus messages sent and received (arena.bus)
+	busTime   time.Duration // between the bus's two readings
 }
 
 func (r round) fairness() float64 {
 	return float64(slices.Min(r.perClient)) / float64(slices.Max(r.perClient))
 }
 
-func contended(b *testing.B, addrs []string, admins []*redis.Client, w workload, gaveUp *atomic.Int64, impls []impl) {
+// arena is where contended's rounds run.
+type arena struct {
+	addrs  []string        // the servers, or a cluster's seed list
+	admins []*redis.Client // INFO commandstats of these is what was executed
+	// name is the lock of client i of im; nil: one lock for all,
+	// "contended-"+im.name.
+	name func(im impl, i int) string
+	// bus, when not nil, is read around each round's measured part: the
+	// cluster bus's messages sent and received so far.
+	bus func() (sent, received int64)
+}
+
+// contended runs the rounds, prints the table and returns the rounds of
+// each implementation.
+func contended(b *testing.B, a arena, w workload, gaveUp *atomic.Int64, impls []impl) [][]round {
 	ctx := bounded(b, benchLimit)
 	rounds := make([][]round, len(impls))
 	for r := 0; b.Loop(); r++ {
 		for k := range impls {
 			i := (r + k) % len(impls)
 			g0 := gaveUp.Load()
-			res, err := contendRound(ctx, impls[i], addrs, admins, w)
+			res, err := contendRound(ctx, impls[i], a, w)
 			if err != nil {
 				b.Fatalf("%s: %v", impls[i].name, err)
 			}
@@ -147,6 +163,7 @@ func contended(b *testing.B, addrs []string, admins []*redis.Client, w workload,
 		details.WriteByte('\n')
 	}
 	table(b, "%d clients, %v, %d rounds of %d acquisitions each:%s%s", contenders, w, len(rounds[0]), roundAcq, tab.String(), details.String())
+	return rounds
 }
 
 func fmtFloats(xs []float64) string {
@@ -166,7 +183,7 @@ const roundLimit = 5 * time.Minute
 
 // contendRound opens contenders fresh clients of im, warms them up, and
 // measures roundAcq acquisitions.
-func contendRound(ctx context.Context, im impl, addrs []string, admins []*redis.Client, w workload) (round, error) {
+func contendRound(ctx context.Context, im impl, a arena, w workload) (round, error) {
 	ctx, cancel := context.WithTimeout(ctx, roundLimit)
 	defer cancel()
 	ctr := NewCounter()
@@ -179,7 +196,11 @@ func contendRound(ctx context.Context, im impl, addrs []string, admins []*redis.
 		}
 	}()
 	for i := range clients {
-		c, err := im.open(addrs, "contended-"+im.name, ctr)
+		name := "contended-" + im.name
+		if a.name != nil {
+			name = a.name(im, i)
+		}
+		c, err := im.open(a.addrs, name, ctr)
 		if err != nil {
 			return round{}, err
 		}
@@ -189,7 +210,12 @@ func contendRound(ctx context.Context, im impl, addrs []string, admins []*redis.
 		return round{}, fmt.Errorf("warming up: %w", err)
 	}
 	s0 := ctr.Snapshot()
-	e0, err := CommandStats(ctx, admins...)
+	var bus0 [2]int64
+	bus0Time := time.Now()
+	if a.bus != nil { // outside INFO commandstats' window: CLUSTER INFO is not the lock's
+		bus0[0], bus0[1] = a.bus()
+	}
+	e0, err := CommandStats(ctx, a.admins...)
 	if err != nil {
 		return round{}, err
 	}
@@ -206,9 +232,13 @@ func contendRound(ctx context.Context, im impl, addrs []string, admins []*redis.
 		return round{}, err
 	}
 	res.clientCPU = c1 - c0
-	e1, err := CommandStats(ctx, admins...)
+	e1, err := CommandStats(ctx, a.admins...)
 	if err != nil {
 		return round{}, err
+	}
+	if a.bus != nil {
+		sent, received := a.bus()
+		res.bus, res.busTime = [2]int64{sent - bus0[0], received - bus0[1]}, time.Since(bus0Time)
 	}
 	res.sent, res.exec = ctr.Snapshot().Sub(s0), e1.Sub(e0)
 	return res, nil

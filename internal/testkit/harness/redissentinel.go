@@ -42,7 +42,11 @@ const (
 // listening-port and its IP, 127.0.0.1, from the connection), and promote
 // them there. After a failover the sentinels point the other replicas at
 // the new primary directly: only the links set up at the start pass
-// through proxies, and a restarted replica goes back to its proxy.
+// through proxies, and a restarted replica goes back to its proxy. The
+// sentinels also point a replica that replicates from another address than
+// the primary's (its proxy) at the primary itself, a failover-timeout (4 s)
+// after they see it, about 8 s after the start: a test that needs the
+// proxies longer raises it first (SENTINEL SET <name> failover-timeout).
 type RedisSentinel struct {
 	data      []*RedisNode // the first primary, then the replicas
 	sentinels []*RedisNode
