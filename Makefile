@@ -71,7 +71,8 @@ bench: deps
 	$(BENCH) -bench 'Failover|Margin' -benchtime 8x ./leader/
 	$(BENCH) -bench 'Semaphore' -benchtime 8x ./semaphore/
 	cd integration && for b in CompatUncontended:100x CompatContended:10x CompatRedlockUncontended:100x \
-		CompatRedlockContended:10x CompatLossSignal:5x CompatPair:2x; do \
+		CompatRedlockContended:10x CompatLossSignal:5x CompatPair:2x \
+		CompatCluster:15x CompatClusterPublish:1x CompatReplicaAck:15x; do \
 		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./compatbench/ || exit 1; done
 	cd integration && for b in SQLUncontended:20x SQLContended:3x SQLTakeover:25x; do \
 		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./sqlbench/ || exit 1; done
