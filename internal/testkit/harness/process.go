@@ -114,10 +114,43 @@ func (p *process) signal(sig syscall.Signal) error {
 	switch sig {
 	case syscall.SIGSTOP:
 		p.paused = true
+		// kill returns before every thread has stopped: a JVM may still
+		// answer for a moment. Wait (bounded) until each has.
+		waitStopped(p.cmd.Process.Pid, stopSettle)
 	case syscall.SIGCONT:
 		p.paused = false
 	}
 	return nil
+}
+
+// stopSettle bounds the wait for a SIGSTOPped process's threads to stop.
+const stopSettle = 2 * time.Second
+
+// waitStopped waits until every thread of process pid is stopped (state T
+// in /proc/pid/task/*/stat), for at most limit; where /proc cannot say, it
+// returns at once.
+func waitStopped(pid int, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			return
+		}
+		stopped := true
+		for _, task := range tasks {
+			b, err := os.ReadFile(task)
+			if err != nil {
+				continue // the thread exited
+			}
+			// pid (comm) state ...: comm may hold spaces and parentheses.
+			if i := bytes.LastIndexByte(b, ')'); i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+	}
 }
 
 // stop sends SIGTERM (and SIGCONT, in case it is paused), waits up to grace
