@@ -58,14 +58,27 @@ func checkAck(o options, r Redis) error {
 // errTooFewAcks (transient) when fewer replicas acknowledged.
 func (l *Lock) run(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, error) {
 	res, err := l.runOnce(ctx, script, keys, args...)
-	var re redis.Error
-	if cc, ok := l.c.r.(*redis.ClusterClient); ok && err != nil && !errors.As(err, &re) && !errors.Is(err, errTooFewAcks) {
-		// A master unreachable (killed, failed over): go-redis reloads
-		// its slot map on a redirection, or a minute later, not on a
-		// dial error; the next try must find the slot's new master.
+	if cc, ok := l.c.r.(*redis.ClusterClient); ok && err != nil && staleSlotMap(err) {
+		// go-redis reloads its slot map on a redirection it follows, or a
+		// minute later: not on a dial error (a master killed or failed
+		// over), nor on a redirection in a pipeline to the master it named
+		// (WithReplicaAck). The next try must find the slot's master.
 		cc.ReloadState(ctx)
 	}
 	return res, err
+}
+
+// staleSlotMap reports whether err says the client's slot map may be
+// stale: a network error, or a MOVED or ASK redirection.
+func staleSlotMap(err error) bool {
+	var re redis.Error
+	if errors.Is(err, errTooFewAcks) {
+		return false
+	}
+	if !errors.As(err, &re) {
+		return true
+	}
+	return strings.HasPrefix(re.Error(), "MOVED ") || strings.HasPrefix(re.Error(), "ASK ")
 }
 
 // runOnce is run without the cluster's slot map reload.

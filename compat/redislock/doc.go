@@ -13,8 +13,9 @@
 //
 // Acquiring is one script, one round trip: it sets the lock key with NX and
 // a relative PX TTL and issues the lease's fencing token in the same
-// script; when the lock is held it queues the caller (a sorted set by
-// arrival) and returns the holder's remaining TTL. Releasing is one
+// script; when the lock is held it queues the caller (a list, in arrival
+// order) and, to the first in the queue, returns the holder's remaining
+// TTL. Releasing is one
 // script: it deletes the key only if it is still the caller's (compare and
 // delete), hands the lock to the first waiter still alive and publishes
 // the grant (the token with it) on the channel of that waiter's Client, so
@@ -23,8 +24,9 @@
 // its last attempt before the grant (which ran before the release that
 // granted it, so the key expires later than that deadline). A grant that
 // is too old for that (a renewal already due), a lost message, or a
-// crashed holder (a timer from the holder's remaining TTL, with jitter,
-// covers both) make the waiter run the acquire script once more, which
+// crashed holder (a timer covers both: the first in the queue times it by
+// the holder's remaining TTL, those behind it, which a release serves, by
+// the TTL; with jitter) make the waiter run the acquire script once more, which
 // confirms the grant and renews it. Two commands per contended acquisition
 // (queue and release; three when confirming), none of them polling, ten
 // commands executed by Redis in all (the two scripts and eight inside

@@ -3,6 +3,7 @@ package redislock_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -245,6 +246,74 @@ func TestFIFO(t *testing.T) {
 // The counter comes back older than the tokens issued since (a restart from
 // an older snapshot, a failover to a lagging replica): the next token is
 // still above every earlier one.
+// A handoff from a lock whose value carries a stale token (a failover to
+// a replica that had an older value, an older snapshot) still issues a
+// token above every one issued before: the server's clock floors it.
+func TestHandoffTokenAboveAStaleValue(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	admin := rdb(t, r.Addr())
+	holder, err := newLock(t, client(t, r.Addr()), "stale-value").Acquire(ctx)
+	require.NoError(t, err)
+	waiter := acquireAsync(func() (recipes.Lease, error) {
+		return newLock(t, client(t, r.Addr()), "stale-value").Acquire(ctx)
+	})
+	require.Eventually(t, func() bool { n, _ := admin.LLen(ctx, "{stale-value}:queue").Result(); return n == 1 }, waitLimit, 5*time.Millisecond)
+	v, err := admin.Get(ctx, "{stale-value}").Result()
+	require.NoError(t, err)
+	id, _, _ := strings.Cut(v, " ")
+	require.NoError(t, admin.Set(ctx, "{stale-value}", id+" 5", redis.KeepTTL).Err()) // the value an older copy had
+	require.NoError(t, holder.Release(ctx))
+	next := <-waiter
+	require.NoError(t, next.err)
+	ht, _ := holder.Token()
+	nt, _ := next.lease.Token()
+	assert.Greater(t, nt, ht)
+	require.NoError(t, next.lease.Release(ctx))
+}
+
+// A waiter's request that Redis ran twice (go-redis sends it again when
+// the reply is lost) queues it twice; when it releases, its own second
+// entry is dropped, not granted to itself: the lock is free at once.
+func TestDuplicateEntryOfTheReleaserDropped(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	admin := rdb(t, r.Addr())
+	holder, err := newLock(t, client(t, r.Addr()), "dup").Acquire(ctx)
+	require.NoError(t, err)
+	waiter := acquireAsync(func() (recipes.Lease, error) {
+		return newLock(t, client(t, r.Addr()), "dup").Acquire(ctx)
+	})
+	require.Eventually(t, func() bool { n, _ := admin.LLen(ctx, "{dup}:queue").Result(); return n == 1 }, waitLimit, 5*time.Millisecond)
+	entry, err := admin.LIndex(ctx, "{dup}:queue", 0).Result()
+	require.NoError(t, err)
+	require.NoError(t, admin.RPush(ctx, "{dup}:queue", entry).Err()) // as a second run of the same request leaves it
+	require.NoError(t, holder.Release(ctx))
+	next := <-waiter
+	require.NoError(t, next.err)
+	require.NoError(t, next.lease.Release(ctx))
+	third, err := newLock(t, client(t, r.Addr()), "dup").TryAcquire(ctx)
+	require.NoError(t, err, "the lock is free once its holder released")
+	require.NoError(t, third.Release(ctx))
+	assert.Empty(t, leftovers(t, admin, "dup"))
+}
+
+// acquired is the outcome of an Acquire run in the background.
+type acquired struct {
+	lease recipes.Lease
+	err   error
+}
+
+// acquireAsync runs acquire in the background.
+func acquireAsync(acquire func() (recipes.Lease, error)) <-chan acquired {
+	ch := make(chan acquired, 1)
+	go func() {
+		l, err := acquire()
+		ch <- acquired{l, err}
+	}()
+	return ch
+}
+
 func TestTokensAboveAStaleCounter(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)

@@ -216,8 +216,9 @@ func (l *Lock) Name() string { return l.name }
 // recipes.ErrNotAcquired and ctx's error; nothing is left in Redis) or
 // fails. Waiters are served in the order they first queued (FIFO): the
 // holder's release hands the lock to the first waiter still alive and tells
-// it through the Client's subscription; a timer from the holder's remaining
-// TTL (with jitter) covers a lost message or a crashed holder. With a
+// it through the Client's subscription; a timer (for the first in the
+// queue, the holder's remaining TTL; else the TTL; with jitter) covers a
+// lost message or a crashed holder. With a
 // context from a live lease of this Lock it re-enters at once.
 //
 // The lease's context is cancelled, with a cause that is
@@ -339,6 +340,9 @@ func (s server) Renew(ctx context.Context) error {
 
 func (s server) Free(ctx context.Context) error {
 	reply, err := s.l.run(ctx, releaseScript, s.l.keys, s.id)
+	if errors.Is(err, errTooFewAcks) {
+		err = nil // released: a release needs no replica's acknowledgement
+	}
 	if n, _ := reply.(int64); err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}

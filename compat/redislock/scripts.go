@@ -18,19 +18,24 @@ import (
 // or its subscription is down), the lock goes to the next waiter at once.
 //
 // A contended acquisition costs eight commands inside the scripts, none of
-// them slow: four to queue (GET, RPUSH, PEXPIRE, PTTL) and four to hand
-// the lock over at the release (GET, LPOP, PUBLISH, SET). The token
-// travels in the lock's value from holder to holder, one above the last;
-// a grant of a free lock floors it at the server's clock.
+// them slow: three to queue (GET, RPUSH, PEXPIRE; PTTL too for the first
+// in the queue) and five to hand the lock over at the release (GET, LPOP,
+// TIME, PUBLISH, SET). The token travels in the lock's value from holder
+// to holder, one above the last and not below the server's clock.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
 local L, F, Q, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
--- nowus is the server's clock in microseconds.
+-- nowus is the server's clock in microseconds, read once, when first
+-- needed.
+local clock
 local function nowus()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not clock then
+    local t = redis.call('TIME')
+    clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock
 end
 
 -- holder splits the lock's value: the holder's id and its token.
@@ -44,17 +49,25 @@ end
 -- waiter whose client still listens, and tells it on its client's grant
 -- channel (the waiter's id, the token, and the stamp of its attempt that
 -- wrote the entry), unless it is me; it returns the new holder's id and
--- token, or nil when nobody waits.
-local function handoff(me, last)
-  local tok = last + 1
+-- token, or nil when nobody waits. The token is one above the last, and
+-- never below the server's clock in microseconds: the last may be stale
+-- (a failover to a lagging replica, an older snapshot), and tokens issued
+-- since on the lost server were not above the clock. When me releases
+-- (mine false), an entry of me is dropped: a duplicate, from a request of
+-- its wait that Redis ran twice (a client's retry after a lost reply).
+local function handoff(me, last, mine)
+  local tok
   while true do
     local entry = redis.call('LPOP', Q)
     if not entry then return nil end
     local id, ttl, stamp, pub, channel = string.match(entry, '^(%S+) (%d+) (%d+) (%a+) (%S+)$')
     if pub ~= 'SPUBLISH' then pub = 'PUBLISH' end
-    if id and (id == me or redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) > 0) then
-      redis.call('SET', L, string.format('%s %d', id, tok), 'PX', ttl)
-      return id, tok
+    if id and (id ~= me or mine) then
+      tok = tok or math.max(last + 1, nowus())
+      if id == me or redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) > 0 then
+        redis.call('SET', L, string.format('%s %d', id, tok), 'PX', ttl)
+        return id, tok
+      end
     end
   end
 end
@@ -76,8 +89,9 @@ end
 
 // acquireScript takes the lock for ARGV[1] with a TTL of ARGV[2] ms, or
 // finds it already handed to ARGV[1] (then it renews it): {1, its token}.
-// When it is held by someone else: {0, the holder's remaining TTL in ms,
-// the caller's queue entry}; when it is free but the server may have
+// When it is held by someone else: {0, the holder's remaining TTL in ms
+// when the caller is first in the queue (else 0), the caller's queue
+// entry}; when it is free but the server may have
 // forgotten its holder (a restart less than a TTL ago): {2, the ms until
 // it may grant, the entry}. Unless it got the lock, when ARGV[3] is "1"
 // the caller queues, the queue alive for ARGV[4] ms, to be told of a
@@ -90,7 +104,7 @@ var acquireScript = redis.NewScript(prelude + `
 local me, ttl = ARGV[1], ARGV[2]
 local id, tok = holder(redis.call('GET', L))
 local function enqueue()
-  if ARGV[3] ~= '1' then return '' end
+  if ARGV[3] ~= '1' then return '', false end
   local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
   local place
   if ARGV[8] == '?' then
@@ -98,24 +112,26 @@ local function enqueue()
   elseif ARGV[8] ~= '' then
     place = redis.call('LPOS', Q, ARGV[8])
   end
+  local first = place == 0
   if place then
     redis.call('LSET', Q, place, entry)
   else
-    redis.call('RPUSH', Q, entry)
+    first = redis.call('RPUSH', Q, entry) == 1
   end
   redis.call('PEXPIRE', Q, ARGV[4])
-  return entry
+  return entry, first
 end
 if not id then
   local now = nowus()
   local q = quietms(M, ttl, math.floor(now / 1000))
   if q > 0 then
-    return {2, q, enqueue()}
+    local entry = enqueue()
+    return {2, q, entry}
   end
   -- A grant of a free lock: its token is above the counter's, and not
   -- below the server's clock.
   local last = math.max(tonumber(redis.call('GET', F) or '0'), now - 1)
-  id, tok = handoff(me, last)
+  id, tok = handoff(me, last, true)
   if not id then
     id, tok = me, last + 1
     redis.call('SET', L, string.format('%s %d', me, tok), 'PX', ttl)
@@ -133,7 +149,14 @@ if id == me then
   forget(me, ARGV[8])
   return {1, tok}
 end
-return {0, redis.call('PTTL', L), enqueue()}
+-- Held: the caller queues. The first in the queue times its wait by the
+-- holder's remaining TTL (a crashed holder's lock goes to it when the key
+-- expires); those behind it are handed the lock by a release, and wait a
+-- TTL at most before they look again (0: the lock's TTL).
+local entry, first = enqueue()
+local wait = 0
+if first then wait = redis.call('PTTL', L) end
+return {0, wait, entry}
 `)
 
 // releaseScript lets the lock go if ARGV[1] holds it and hands it to the
@@ -141,7 +164,7 @@ return {0, redis.call('PTTL', L), enqueue()}
 var releaseScript = redis.NewScript(prelude + `
 local id, tok = holder(redis.call('GET', L))
 if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok) then redis.call('DEL', L) end
+if not handoff(ARGV[1], tok, false) then redis.call('DEL', L) end
 return 1
 `)
 
@@ -152,7 +175,7 @@ var cancelScript = redis.NewScript(prelude + `
 forget(ARGV[1], ARGV[2])
 local id, tok = holder(redis.call('GET', L))
 if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok) then redis.call('DEL', L) end
+if not handoff(ARGV[1], tok, false) then redis.call('DEL', L) end
 return 1
 `)
 
