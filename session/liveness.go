@@ -156,7 +156,7 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 	if c.m.state.connected() {
 		switch due := heard + trustWindow(SuspendedIsLost, t, c.live.lag); {
 		case !ok || now >= due:
-			c.log.Warn("no reply from zookeeper to a request sent within 2/3 of the session timeout; dropping the connection",
+			c.log.Warn("no reply from zookeeper to a request sent within the trust window (2/3 of the session timeout, or less with WithServerLag); dropping the connection",
 				"since", (now - heard).Round(time.Millisecond), "session timeout", t)
 			c.applyLocked(inDisconnected, 0)
 			return 0, true
