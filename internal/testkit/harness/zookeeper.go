@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ const (
 // servers from a ZKSource, or the servers named by ZK_SERVERS.
 type ZK struct {
 	members   []*ZKMember            // the voters, then the observers
+	secure    []string               // the members' TLS client addresses (StartZKTLS)
 	observers int                    // how many of members observe (StartZKObserved)
 	links     map[*ZKMember][]*Proxy // an observer's proxies to the voters
 	root      string                 // temp dir of local members, removed by Close
@@ -129,6 +131,12 @@ func freeZKPorts(members int) ([]zkPorts, error) {
 // temp dir, member id listing the ensemble as view(id) gives it, and waits
 // until all serve.
 func startLocalZK(in *zkInstall, ensemble []zkPorts, view func(id int) []zkPorts) (*ZK, error) {
+	return startLocalZKWith(in, ensemble, view, nil)
+}
+
+// startLocalZKWith is startLocalZK with extra(id)'s lines appended to the
+// zoo.cfg of member id (a key given again there overrides the default's).
+func startLocalZKWith(in *zkInstall, ensemble []zkPorts, view func(id int) []zkPorts, extra func(id int) string) (*ZK, error) {
 	root, err := os.MkdirTemp("", "zkr-zk-")
 	if err != nil {
 		return nil, err
@@ -139,6 +147,12 @@ func startLocalZK(in *zkInstall, ensemble []zkPorts, view func(id int) []zkPorts
 		if err != nil {
 			z.Close()
 			return nil, err
+		}
+		if extra != nil {
+			if err := appendFile(filepath.Join(p.dir, "zoo.cfg"), extra(id)); err != nil {
+				z.Close()
+				return nil, err
+			}
 		}
 		z.members = append(z.members, &ZKMember{id: id, addr: hostPort(ensemble[id-1].client), ctl: localControl{p}})
 		if err := p.start(); err != nil {
@@ -278,4 +292,14 @@ func errOrNil(err error) string {
 		return ""
 	}
 	return " (" + err.Error() + ")"
+}
+
+// appendFile appends text to the file at path.
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
