@@ -40,6 +40,8 @@ func TestBadInput(t *testing.T) {
 		"empty digest user":  {context.Background(), ok, []session.Option{session.WithDigestAuth("", "x")}, session.ErrInvalidArgument},
 		"bad policy":         {context.Background(), ok, []session.Option{session.WithErrorPolicy(9)}, session.ErrInvalidArgument},
 		"nil option":         {context.Background(), ok, []session.Option{nil}, session.ErrInvalidArgument},
+		"creator ACL without credentials": {context.Background(), ok,
+			[]session.Option{session.WithACL(zk.AuthACL(zk.PermAll))}, session.ErrInvalidArgument},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := session.Connect(tc.ctx, tc.servers, tc.opts...)
@@ -101,7 +103,7 @@ func TestInvalidArgumentChain(t *testing.T) {
 	for _, opt := range []session.Option{
 		session.WithSessionTimeout(0), session.WithConnectionTimeout(-time.Second), session.WithNamespace("app"),
 		session.WithRetryPolicy(nil), session.WithACL(nil), session.WithDigestAuth("", "x"), session.WithErrorPolicy(9),
-		session.WithMaxRequestSize(1), nil,
+		session.WithMaxRequestSize(1), session.WithACL(zk.AuthACL(zk.PermAll)), nil,
 	} {
 		_, err := session.Connect(context.Background(), []string{"127.0.0.1:1"}, opt)
 		assert.ErrorIs(t, err, recipes.ErrInvalidArgument)

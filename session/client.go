@@ -66,6 +66,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 			return nil, err
 		}
 	}
+	if err := cfg.checkACL(); err != nil {
+		return nil, err
+	}
 	if cfg.serverLag >= cfg.sessionTimeout/2 {
 		return nil, invalid("WithServerLag(%v): must be below half the session timeout (%v)", cfg.serverLag, cfg.sessionTimeout)
 	}
@@ -80,6 +83,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		m:         machine{policy: cfg.policy},
 	}
 	c.live.requested, c.live.log, c.live.trace, c.live.lag = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverLag
+	c.live.secure = newTLSDialer(cfg.tls)
 	c.mu.Lock()
 	c.startDialLocked()
 	c.mu.Unlock()
@@ -89,7 +93,11 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 	defer cancel()
 	if _, err := c.Session(waitCtx); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
+		err = fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
+		if last := c.live.lastFail.Load(); last != nil { // why: a certificate not trusted, a refused connection
+			err = fmt.Errorf("%w; last attempt: %w", err, last)
+		}
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -76,6 +77,7 @@ func (t *trackedConn) handshakeDone() {
 		return
 	}
 	_ = t.Conn.SetDeadline(time.Time{})
+	t.l.lastFail.Store(nil)
 	t.l.reportConnect(t.hs.server, t.hs.start, nil)
 }
 
@@ -89,12 +91,12 @@ func (t *trackedConn) noteHandshakeTimeout(err error) {
 	}
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		if !t.hs.failed.Swap(true) {
-			t.l.reportConnect(t.hs.server, t.hs.start, fmt.Errorf("handshake: %w", err))
+			t.l.attemptFailed(t.hs.server, t.hs.start, fmt.Errorf("handshake: %w", err))
 		}
 		return
 	}
 	if !t.hs.failed.Swap(true) {
-		t.l.reportConnect(t.hs.server, t.hs.start,
+		t.l.attemptFailed(t.hs.server, t.hs.start,
 			fmt.Errorf("no answer to the handshake within %v: %w", t.l.handshakeBound(), err))
 	}
 	if t.l.log != nil {
@@ -110,23 +112,52 @@ func (l *liveness) handshakeBound() time.Duration {
 }
 
 // dialTracked dials address within the handshake's bound (and go-zookeeper's
-// own dial timeout) and wraps the connection.
+// own dial timeout), makes the TLS handshake under WithTLS, and wraps the
+// connection.
 func (l *liveness) dialTracked(network, address string, timeout time.Duration) (*trackedConn, error) {
 	bound := l.handshakeBound()
 	start := time.Now()
 	by := start.Add(bound)
 	c, err := net.DialTimeout(network, address, min(timeout, bound))
 	if err != nil {
-		l.reportConnect(address, start, err)
+		l.attemptFailed(address, start, err)
 		return nil, err
 	}
-	t := &trackedConn{Conn: c, l: l}
-	t.hs.by, t.hs.start, t.hs.server = by, start, address
 	if err := c.SetDeadline(by); err != nil {
 		c.Close()
 		return nil, err
 	}
+	if l.secure != nil {
+		// Within the bound (the deadline just set), and under the
+		// tracking: the frames it splits are ZooKeeper's, inside TLS.
+		if c, err = l.secure.handshake(c, address); err != nil {
+			if l.log != nil {
+				l.log.Warn("zookeeper TLS handshake failed; trying the next server", "server", address, "err", err)
+			}
+			l.attemptFailed(address, start, err)
+			return nil, err
+		}
+	}
+	t := &trackedConn{Conn: c, l: l}
+	t.hs.by, t.hs.start, t.hs.server = by, start, address
 	return t, nil
+}
+
+// attemptError is a failed connection attempt: the server, and why.
+type attemptError struct {
+	server string
+	err    error
+}
+
+func (e *attemptError) Error() string { return e.server + ": " + e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// attemptFailed reports the failed attempt to connect to server begun at
+// start, and keeps it as the last failure (Connect names it when it gives
+// up).
+func (l *liveness) attemptFailed(server string, start time.Time, err error) {
+	l.lastFail.Store(&attemptError{server, err})
+	l.reportConnect(server, start, err)
 }
 
 // hostProvider is go-zookeeper's DNS host provider (names resolved, the
@@ -151,14 +182,38 @@ func newHostProvider(l *liveness) *hostProvider {
 	return &hostProvider{dns: zk.NewDNSHostProvider(), l: l, fresh: true}
 }
 
-// Init resolves the servers and notes how many addresses there are.
+// Init resolves the servers as go-zookeeper's DNSHostProvider does, noting
+// the host each address comes from (WithTLS verifies a server's certificate
+// for the host the server list names), and how many addresses there are.
 func (p *hostProvider) Init(servers []string) error {
-	if err := p.dns.Init(servers); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	var addrs []string
+	for _, server := range servers {
+		host, port, err := net.SplitHostPort(server)
+		if err != nil {
+			return err
+		}
+		ips, err := net.DefaultResolver.LookupHost(ctx, host)
+		if err != nil {
+			return err
+		}
+		for _, ip := range ips {
+			addr := net.JoinHostPort(ip, port)
+			p.l.secure.learn(addr, host)
+			addrs = append(addrs, addr)
+		}
+	}
+	if err := p.dns.Init(addrs); err != nil { // IP addresses: it looks nothing up
 		return err
 	}
 	p.l.servers.Store(int32(p.dns.Len()))
 	return nil
 }
+
+// lookupTimeout bounds the resolution of the server list, as go-zookeeper's
+// DNSHostProvider does.
+const lookupTimeout = 3 * time.Second
 
 // Len is the number of addresses.
 func (p *hostProvider) Len() int { return p.dns.Len() }

@@ -73,7 +73,9 @@ type liveness struct {
 	servers    atomic.Int32   // server addresses, once resolved (hostProvider)
 	negotiated atomic.Int64   // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
-	tap        zxidTap // creates' zxids, read off the replies
+	tap        zxidTap                      // creates' zxids, read off the replies
+	secure     *tlsDialer                   // WithTLS; nil: plain TCP
+	lastFail   atomic.Pointer[attemptError] // since the last connect response, for Connect's error
 
 	mu    sync.Mutex
 	heard heardAt

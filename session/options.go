@@ -1,6 +1,7 @@
 package session
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,6 +39,7 @@ type config struct {
 	maxRequest        int // bytes
 	trace             *recipes.Trace
 	serverLag         time.Duration
+	tls               *tls.Config // WithTLS; nil: plain TCP
 }
 
 func defaultConfig() config {
@@ -126,7 +128,31 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithACL sets the ACL of every node the client creates (default
-// zk.WorldACL(zk.PermAll)).
+// zk.WorldACL(zk.PermAll): anyone may do anything). That is every node of
+// every recipe made on the client: lock, lease and leader nodes, the lock
+// paths and the other parents it creates as containers (a semaphore's
+// leases and locks, the parents of a lock path), a SharedCount's node,
+// and the namespace node (WithNamespace). A node that exists already keeps
+// the ACL it has.
+//
+// zk.AuthACL(zk.PermAll) gives each node to its creator's identity alone
+// (ZooKeeper's CREATOR_ALL_ACL; on the server it becomes
+// zk.DigestACL(zk.PermAll, user, password)). It needs WithDigestAuth:
+// without credentials ZooKeeper refuses every create with InvalidACL, so
+// Connect refuses it with ErrInvalidArgument. Under it, a client without
+// the credentials can neither see nor join the queues (its creates fail
+// at once with zk.ErrNoAuth, and so does its Acquire, without a retry),
+// nor delete a holder's node. ZooKeeper checks a delete against the ACL of
+// the node's parent: a lock node is protected by its lock path's ACL, and
+// the lock path by the node above it. Let the client create the lock
+// paths (or put them under a node of the same ACL), not under a node open
+// to all. The server still removes a session's ephemeral nodes when it
+// ends, and empty containers, whatever their ACL.
+//
+// Curator processes that share these locks must authenticate as the same
+// user (CuratorFrameworkFactory.builder().authorization("digest",
+// "user:password".getBytes())) and, for their nodes to get the same ACL,
+// use an ACLProvider that returns ZooDefs.Ids.CREATOR_ALL_ACL.
 func WithACL(acl []zk.ACL) Option {
 	return func(c *config) error {
 		if len(acl) == 0 {
@@ -138,7 +164,12 @@ func WithACL(acl []zk.ACL) Option {
 }
 
 // WithDigestAuth authenticates every connection with ZooKeeper's digest
-// scheme as user:password. Combine with WithACL(zk.DigestACL(...)).
+// scheme as user:password (go-zookeeper sends the credentials again on
+// each reconnection); it may be given more than once. It only gives the
+// client an identity: the nodes it creates are open to all unless WithACL
+// says otherwise, e.g. WithACL(zk.AuthACL(zk.PermAll)) (creator only, see
+// WithACL). Every client, Go or Curator, that shares a lock made so needs
+// the same credentials.
 func WithDigestAuth(user, password string) Option {
 	return func(c *config) error {
 		if user == "" {
@@ -147,6 +178,19 @@ func WithDigestAuth(user, password string) Option {
 		c.auth = append(c.auth, []byte(user+":"+password))
 		return nil
 	}
+}
+
+// checkACL refuses, once every Option is applied (in any order), an ACL
+// that ZooKeeper would refuse at the first create with InvalidACL: the
+// auth scheme grants the creator's identities, and without credentials
+// the client has none.
+func (c *config) checkACL() error {
+	for _, a := range c.acl {
+		if a.Scheme == "auth" && len(c.auth) == 0 {
+			return invalid("WithACL: the auth scheme (creator only) needs credentials: add WithDigestAuth")
+		}
+	}
+	return nil
 }
 
 // WithErrorPolicy chooses when a session value stops being trusted (default
