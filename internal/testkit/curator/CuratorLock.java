@@ -4,6 +4,11 @@
 //
 // Usage: java -cp CLASSPATH CuratorLock CONNECT_STRING SESSION_TIMEOUT_MS
 //
+// With CURATOR_AGENT_DIGEST=user:password in its environment (never on its
+// command line, which every local user can read), every CuratorFramework it
+// makes authenticates with the digest scheme as that user and creates every
+// node, parents included, with the creator-only ACL (CREATOR_ALL_ACL).
+//
 // It connects one CuratorFramework, prints "ready <session id in hex>" (or
 // "error <message>" and exits), then reads one command a line from stdin and
 // runs the commands strictly in order on one thread (Curator's locks belong to
@@ -144,6 +149,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
@@ -161,9 +167,14 @@ import org.apache.curator.framework.recipes.locks.StandardLockInternalsDriver;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 
 public final class CuratorLock {
     private static final int CONNECT_WAIT_SECONDS = 30;
+
+    // DIGEST_ENV names the environment variable of the digest credentials.
+    private static final String DIGEST_ENV = "CURATOR_AGENT_DIGEST";
 
     private static final Object REPLY = new Object();
     private static final Object SHUTDOWN = new Object();
@@ -259,14 +270,19 @@ public final class CuratorLock {
     }
 
     // newClient starts a CuratorFramework of its own session on the agent's
-    // connect string.
+    // connect string, authenticated and creating creator-only nodes when
+    // DIGEST_ENV gives credentials.
     private static CuratorFramework newClient() {
-        CuratorFramework c = CuratorFrameworkFactory.builder()
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(15000)
-                .retryPolicy(new ExponentialBackoffRetry(100, 5))
-                .build();
+                .retryPolicy(new ExponentialBackoffRetry(100, 5));
+        String digest = System.getenv(DIGEST_ENV);
+        if (digest != null && !digest.isEmpty()) {
+            b.authorization("digest", digest.getBytes(StandardCharsets.UTF_8)).aclProvider(new CreatorOnly());
+        }
+        CuratorFramework c = b.build();
         c.getConnectionStateListenable().addListener(
                 (unused, state) -> System.err.println("curator-agent: connection state " + state));
         c.start();
@@ -760,6 +776,20 @@ public final class CuratorLock {
         }
         TimeUnit.NANOSECONDS.timedWait(monitor, left);
         return true;
+    }
+
+    // CreatorOnly gives every node Curator creates, parents included, to
+    // the identities of the session that creates it.
+    private static final class CreatorOnly implements ACLProvider {
+        @Override
+        public List<ACL> getDefaultAcl() {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+
+        @Override
+        public List<ACL> getAclForPath(String path) {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
     }
 
     // Revocations counts the revocation requests a revocable mutex heard

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ type Option func(*config)
 type config struct {
 	sessionTimeout time.Duration
 	name           string
+	digest         string // "user:password", or none
 }
 
 // WithSessionTimeout sets the ZooKeeper session timeout the agent's
@@ -53,6 +55,22 @@ func WithSessionTimeout(d time.Duration) Option { return func(c *config) { c.ses
 
 // WithName names the agent in messages. Default "curator agent N".
 func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// digestEnv passes WithDigestAuth's credentials to the agent: an
+// environment variable, not the command line, which every local user can
+// read (ps).
+const digestEnv = "CURATOR_AGENT_DIGEST"
+
+// WithDigestAuth makes the agent's CuratorFrameworks authenticate with
+// ZooKeeper's digest scheme as user:password (Curator's
+// builder().authorization) and create every node, parents included, with
+// the creator-only ACL (an ACLProvider of ZooDefs.Ids.CREATOR_ALL_ACL): as
+// a Go client with session.WithDigestAuth(user, password) and
+// session.WithACL(zk.AuthACL(zk.PermAll)). Default: no credentials, and
+// nodes open to all.
+func WithDigestAuth(user, password string) Option {
+	return func(c *config) { c.digest = user + ":" + password }
+}
 
 var agentCount atomic.Int64
 
@@ -126,6 +144,7 @@ func Start(t testing.TB, servers []string, opts ...Option) *Agent {
 		exited: make(chan struct{}),
 	}
 	a.cmd = exec.Command(tc.java, argv...)
+	a.cmd.Env = agentEnv(cfg.digest)
 	a.cmd.Dir = filepath.Dir(dir)
 	a.cmd.Stdout = a.out
 	a.cmd.Stderr = a.stderr
@@ -162,6 +181,17 @@ func Start(t testing.TB, servers []string, opts ...Option) *Agent {
 	}
 	a.session = int64(id)
 	return a
+}
+
+// agentEnv is the agent's environment: this process's, with digest
+// ("user:password") as the agent's credentials, or none at all when digest
+// is empty (whatever this process's environment says).
+func agentEnv(digest string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, digestEnv+"=") })
+	if digest != "" {
+		env = append(env, digestEnv+"="+digest)
+	}
+	return env
 }
 
 // Name is the agent's name in messages.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"go.uber.org/goleak"
@@ -28,6 +29,22 @@ func TestAgent(t *testing.T) {
 	t.Run("Commands", func(t *testing.T) { testCommands(t, servers) })
 	t.Run("Kill", func(t *testing.T) { testKill(t, servers) })
 	t.Run("Recipes", func(t *testing.T) { testRecipes(t, servers) })
+	t.Run("DigestAuth", func(t *testing.T) { testDigestAuth(t, servers) })
+}
+
+// testDigestAuth: an agent WithDigestAuth makes its nodes, parents
+// included, creator-only; an agent without credentials cannot lock there.
+func testDigestAuth(t *testing.T, servers []string) {
+	a := curator.Start(t, servers, curator.WithDigestAuth(acltest.User, acltest.Password))
+	a.DoExpect(t, "mutex /agent-acl/m", "ok")
+	a.DoExpect(t, "acquire", "acquired")
+	acltest.RequireTree(t, acltest.Raw(t, servers), "/agent-acl", a.Node(t, "node"))
+
+	b := curator.Start(t, servers)
+	b.DoExpect(t, "mutex /agent-acl/m", "ok")
+	require.Regexp(t, `^error NoAuthException: .*NoAuth`, b.Do(t, "tryacquire"))
+	b.DoExpect(t, "held", "held false")
+	a.DoExpect(t, "release", "released")
 }
 
 // testCommands runs every command of one agent.

@@ -32,6 +32,14 @@
 //   - Benchmarks: contend mutex|semaphore PATH SESSIONS N [MAX] (done
 //     NANOS), timed in the JVM; Contend runs it.
 //
+// WithDigestAuth starts an agent whose CuratorFrameworks authenticate as a
+// digest user and create every node with the creator-only ACL, as a Go
+// client with session.WithDigestAuth and
+// session.WithACL(zk.AuthACL(zk.PermAll)) does; the credentials reach the
+// JVM through its environment, never its command line. An agent without
+// them, on paths such a client made, gets "error NoAuthException: ..."
+// replies.
+//
 // The agent runs the commands strictly in order on one Java thread, so a
 // blocking command (acquire, an await) holds back the replies of the
 // commands sent after it; use Send for it and Expect for its reply. List and

@@ -1,0 +1,24 @@
+package exclusive_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// TestCreatorOnlyACL: under a creator-only ACL, a client without the
+// credentials can neither disturb the holder nor acquire, and another
+// session of the same user waits and acquires after the release
+// (acltest.Run). Waiters make no node here: they watch the lock path.
+func TestCreatorOnlyACL(t *testing.T) {
+	acltest.Run(t, sharedServers(t), acltest.Backend{
+		New: func(t testing.TB, c *session.Client, path string) recipes.Locker {
+			l, err := newLockE(c, path)
+			require.NoError(t, err)
+			return l
+		},
+	})
+}
