@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -121,5 +123,52 @@ func ExampleLock_TryAcquire() {
 	// held: true
 	// <nil>
 	// higher token: true
+	// <nil>
+}
+
+// A server that asks for a password (and TLS, if the DSN's sslmode says
+// so): keep the password out of the DSN, out of the command line and out
+// of logs by giving it to the driver's configuration (here from a secret
+// store; PGPASSWORD or a ~/.pgpass file work as well, as with psql). The
+// lock takes the *sql.DB and the listener as they are: it needs nothing
+// more of the connection.
+func Example_password() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dsn, password, stop := examplePostgresPassword() // your DSN, without the password; your secret
+	defer stop()
+
+	cfg, err := pgx.ParseConfig(dsn) // TLS: sslmode=verify-full&sslrootcert=ca.pem in the DSN
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg.Password = password
+	db := stdlib.OpenDB(*cfg) // github.com/jackc/pgx/v5/stdlib
+	defer db.Close()
+	c, err := sqllock.NewClient(db, sqllock.PostgreSQL, sqllock.WithListener(pgxlisten.New(cfg.Copy())))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	if err := c.CreateTable(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	l, err := sqllock.New(c, "example-password")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("held")
+	fmt.Println(lease.Release(ctx))
+	// Output:
+	// held
 	// <nil>
 }

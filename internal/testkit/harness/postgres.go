@@ -20,8 +20,9 @@ const PostgresUser = "postgres"
 // Unix-socket directory in a temp dir of its own, with fsync off. Its data
 // survives Stop, Kill and Start; t.Cleanup removes it.
 type Postgres struct {
-	s   dbServer
-	bin string // the directory of postgres, psql and pg_isready
+	s        dbServer
+	bin      string // the directory of postgres, psql and pg_isready
+	password string // StartPostgresSecure's: TCP connections need it; psql uses the socket
 }
 
 // StartPostgres gives t a fresh PostgreSQL server with trust authentication
@@ -29,6 +30,13 @@ type Postgres struct {
 // 1.5s on a 2-CPU VM, initdb most of it); t.Cleanup kills it and removes its
 // files. Without PostgreSQL installed t is ended by Unavailable.
 func StartPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	return startPostgres(t, "")
+}
+
+// startPostgres is StartPostgres, or with a password StartPostgresSecure's
+// server: initdb is given passwordAuth's arguments in place of --auth=trust.
+func startPostgres(t testing.TB, password string) *Postgres {
 	t.Helper()
 	bin, err := postgresBinDir()
 	if err != nil {
@@ -40,14 +48,19 @@ func StartPostgres(t testing.TB) *Postgres {
 	}
 	root, err := os.MkdirTemp("", "zkr-postgres-")
 	fatalIf(t, "postgres", err)
-	p := &Postgres{bin: bin, s: dbServer{root: root, stopSig: syscall.SIGINT, forks: true}}
+	p := &Postgres{bin: bin, s: dbServer{root: root, stopSig: syscall.SIGINT, forks: true}, password: password}
 	p.s.cleanup(t, "postgres")
 	data, run := filepath.Join(root, "data"), filepath.Join(root, "run")
 	fatalIf(t, "postgres", os.Mkdir(data, 0o700))
 	fatalIf(t, "postgres", os.Mkdir(run, 0o700))
 	fatalIf(t, "postgres", acct.chown(root, data, run))
-	_, err = runTool(acct, root, filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
-		"--auth=trust", "--no-sync", "--no-locale", "--encoding=UTF8", "--no-instructions")
+	authArgs := []string{"--auth=trust"}
+	if password != "" {
+		authArgs, err = passwordAuth(root, acct, password)
+		fatalIf(t, "postgres", err)
+	}
+	_, err = runTool(acct, root, append([]string{filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
+		"--no-sync", "--no-locale", "--encoding=UTF8", "--no-instructions"}, authArgs...)...)
 	fatalIf(t, "postgres initdb", err)
 
 	err = p.launch(acct)
@@ -92,6 +105,7 @@ func (p *Postgres) Addr() string { return p.s.addr }
 
 // DSN is a connection string for pgx (and lib/pq) to the database Database
 // as PostgresUser: "postgres://postgres@127.0.0.1:port/zkr?sslmode=disable".
+// It has no password: see PasswordDSN for StartPostgresSecure's server.
 func (p *Postgres) DSN() string { return postgresDSN(p.s.addr) }
 
 // Stop shuts the server down with a fast shutdown (SIGINT: open sessions
@@ -131,6 +145,9 @@ func (p *Postgres) Query(t testing.TB, sql string) string {
 // it) on database db as PostgresUser.
 func (p *Postgres) psql(addr, db, sql string) (string, error) {
 	host, port := splitHostPort(addr)
+	if addr == p.s.addr && p.password != "" {
+		host = filepath.Join(p.s.root, "run") // the Unix socket: trusted
+	}
 	out, err := runTool(nil, "", filepath.Join(p.bin, "psql"), "-X", "-q", "-A", "-t", "-F", "\t",
 		"-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", PostgresUser, "-d", db, "-c", sql)
 	return trimNewline(out), err
