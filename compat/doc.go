@@ -23,6 +23,14 @@
 // watchdog every third of the time it trusts the lock. Every release is
 // compare-and-delete, and every failure path leaves nothing behind.
 //
+// Every backend takes the user's client as it is, so authentication and
+// TLS are the client's settings. redislock, redlock and memcachedlock
+// keep a lock's keys under a prefix of the user's choosing
+// (WithKeyPrefix), and the Redis locks give the ACL rule that grants a
+// user exactly their keys, channels and commands (ACLRule); their
+// "Secured servers" sections say how, and what a refused password or
+// certificate looks like.
+//
 // # Why not the recipes everyone copies
 //
 // SETNX then EXPIRE: two commands, so a client that dies between them

@@ -102,4 +102,29 @@
 // 2 s after a restart; lock items expire at their TTL when their holder
 // dies, and are deleted at once by Release (or by a clean-up in the
 // background, when Release's context ends or the network fails).
+//
+// # Secured servers
+//
+// TLS and authentication are the client's: New takes the gomemcache client
+// as it is, and memcache.Client's DialContext makes every connection of
+// its pool. For a memcached that speaks TLS (-Z), a tls.Dialer's
+// DialContext. For one that asks each connection to authenticate (-Y,
+// ASCII authentication, memcached 1.5.15 or later), a DialContext that
+// sends "set <any key> 0 0 <length>\r\n<user> <password>\r\n" on each
+// new connection and reads STORED before it returns the connection (see
+// the secured example); gomemcache does not speak the binary protocol,
+// and so not SASL (-S). The eviction check (WithServerAddr) connects with
+// mc's DialContext too. WithKeyPrefix keeps the lock's items under a
+// prefix (memcached has no per-key permissions: a prefix keeps the locks
+// of applications that share a server apart).
+//
+// A refused authentication (memcached answers CLIENT_ERROR), a
+// connection that did not authenticate, and a server certificate that the
+// client does not trust cannot be mended by trying again: Acquire and
+// TryAcquire return at once an error that is recipes.ErrNotAcquired and
+// says which, as (the first as the example's DialContext words it)
+//
+//	recipes: lock not acquired: memcachedlock app:orders: dial tcp 10.0.0.1:11211: memcached authentication refused: CLIENT_ERROR authentication failure
+//	recipes: lock not acquired: memcachedlock app:orders: read the eviction setting of memcached at 10.0.0.1:11211 (stats settings): CLIENT_ERROR unauthenticated
+//	recipes: lock not acquired: memcachedlock app:orders: tls: failed to verify certificate: x509: certificate signed by unknown authority
 package memcachedlock

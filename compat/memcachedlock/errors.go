@@ -25,9 +25,11 @@ var (
 // permanent marks with ttl.Permanent the gomemcache errors that trying
 // again cannot mend: no server configured (memcache.ErrNoServers: the
 // client was made with no address, or with one that did not resolve), a
-// key memcached refuses (memcache.ErrMalformedKey), and a request the
-// server refuses as malformed (CLIENT_ERROR). Others (a server that cannot
-// be reached or does not answer, a server error) stay transient.
+// key memcached refuses (memcache.ErrMalformedKey), a request the server
+// refuses as malformed or unauthenticated (CLIENT_ERROR, also from a
+// DialContext that authenticates and says so), and a TLS handshake that
+// failed on a certificate (ttl.BadCertificate). Others (a server that
+// cannot be reached or does not answer, a server error) stay transient.
 // gomemcache's Close closes idle connections only: a closed client still
 // works, so there is no closed-client error.
 func permanent(err error) error {
@@ -35,7 +37,7 @@ func permanent(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, memcache.ErrNoServers), errors.Is(err, memcache.ErrMalformedKey),
-		strings.Contains(err.Error(), "CLIENT_ERROR"):
+		strings.Contains(err.Error(), "CLIENT_ERROR"), ttl.BadCertificate(err):
 		return ttl.Permanent(err)
 	}
 	return err
@@ -56,11 +58,11 @@ func missing(err error) bool {
 }
 
 // unsent reports whether err shows that a request never reached the
-// server (no connection could be made, or the client refused it), so that
-// it cannot have added anything.
+// server (no connection could be made: also a TLS handshake refused, or
+// the client refused it), so that it cannot have added anything.
 func unsent(err error) bool {
 	var op *net.OpError
 	var timeout *memcache.ConnectTimeoutError
 	return errors.Is(err, memcache.ErrNoServers) || errors.Is(err, memcache.ErrMalformedKey) ||
-		errors.As(err, &timeout) || (errors.As(err, &op) && op.Op == "dial")
+		errors.As(err, &timeout) || (errors.As(err, &op) && op.Op == "dial") || ttl.BadCertificate(err)
 }

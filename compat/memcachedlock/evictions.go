@@ -3,6 +3,7 @@ package memcachedlock
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
@@ -30,27 +32,45 @@ func (l *Lock) checkServer(ctx context.Context) error {
 	if l.addr == "" || l.checked.Load() {
 		return nil
 	}
-	if err := checkEvictions(ctx, l.addr); err != nil {
+	if err := checkEvictions(ctx, l.dial, l.addr); err != nil {
 		return err
 	}
 	l.checked.Store(true)
 	return nil
 }
 
-// checkEvictions reads "stats settings" from the memcached at addr, over a
-// connection of its own bounded by ctx and checkTimeout, and returns nil
-// when its evictions are off.
-func checkEvictions(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	network := "tcp"
-	if strings.Contains(addr, "/") { // as gomemcache takes it
-		network = "unix"
+// dialFunc connects to a memcached, as memcache.Client.DialContext does.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// dialerOf is how mc connects: its DialContext when it is a
+// *memcache.Client that has one (TLS, authentication), else a plain
+// net.Dialer's.
+func dialerOf(mc Memcached) dialFunc {
+	if c, ok := mc.(*memcache.Client); ok && c.DialContext != nil {
+		return c.DialContext
 	}
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
+	return d.DialContext
+}
+
+// network is addr's network, as gomemcache takes it: a path (with a "/")
+// is a unix socket's.
+func network(addr string) string {
+	if strings.Contains(addr, "/") {
+		return "unix"
+	}
+	return "tcp"
+}
+
+// checkEvictions reads "stats settings" from the memcached at addr, over a
+// connection of its own made by dial, bounded by ctx and checkTimeout, and
+// returns nil when its evictions are off.
+func checkEvictions(ctx context.Context, dial dialFunc, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	conn, err := dial(ctx, network(addr), addr)
 	if err != nil {
-		return fmt.Errorf("read the eviction setting of memcached at %s: %w", addr, err)
+		return fmt.Errorf("read the eviction setting of memcached at %s: %w", addr, permanent(err))
 	}
 	defer conn.Close()
 	deadline, _ := ctx.Deadline()
@@ -63,7 +83,7 @@ func checkEvictions(ctx context.Context, addr string) error {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return fmt.Errorf("read the eviction setting of memcached at %s (stats settings): %w", addr, err)
+		return fmt.Errorf("read the eviction setting of memcached at %s (stats settings): %w", addr, permanent(err))
 	case setting == "off":
 		return nil
 	case setting == "on":
@@ -80,16 +100,11 @@ func readEvictions(conn net.Conn) (string, error) {
 }
 
 // serverUptime reads the uptime of the memcached at addr ("stats"), over a
-// connection of its own bounded by checkTimeout.
-func serverUptime(addr string) (time.Duration, error) {
+// connection of its own made by dial, bounded by checkTimeout.
+func serverUptime(dial dialFunc, addr string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	network := "tcp"
-	if strings.Contains(addr, "/") {
-		network = "unix"
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, addr)
+	conn, err := dial(ctx, network(addr), addr)
 	if err != nil {
 		return 0, err
 	}
@@ -108,7 +123,8 @@ func serverUptime(addr string) (time.Duration, error) {
 }
 
 // readStat sends cmd and returns the value of its STAT line name, or what
-// the server said instead.
+// the server said instead; a CLIENT_ERROR (memcached -Y: the connection
+// did not authenticate) is an error.
 func readStat(conn net.Conn, cmd, name string) (string, error) {
 	if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
 		return "", err
@@ -128,7 +144,9 @@ func readStat(conn net.Conn, cmd, name string) (string, error) {
 			return setting, nil
 		case strings.HasPrefix(line, "STAT "+name+" "):
 			setting = strings.TrimPrefix(line, "STAT "+name+" ")
-		case line == "ERROR" || strings.HasPrefix(line, "CLIENT_ERROR") || strings.HasPrefix(line, "SERVER_ERROR"):
+		case strings.HasPrefix(line, "CLIENT_ERROR"):
+			return "", errors.New(line)
+		case line == "ERROR" || strings.HasPrefix(line, "SERVER_ERROR"):
 			return fmt.Sprintf("refused: %q", line), nil
 		}
 	}

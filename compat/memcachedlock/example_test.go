@@ -1,9 +1,15 @@
 package memcachedlock_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -76,4 +82,72 @@ func ExampleNew() {
 	// no eviction check: true
 	// TTL under MinTTL: true
 	// with the server's address: <nil>
+}
+
+// A memcached that speaks TLS and asks each connection to authenticate
+// (memcached -Z, -Y): both are the client's, a DialContext that makes
+// every connection of gomemcache's pool (and of the lock's eviction
+// check), and the lock's items are kept under a key prefix.
+func Example_secured() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr, caFile, stop := exampleSecureMemcached(map[string]string{"locker": "s3cret"}) // your server
+	defer stop()
+
+	caPEM, err := os.ReadFile(caFile) // your server's CA
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	tlsDialer := &tls.Dialer{Config: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
+	mc := memcache.New(addr)
+	defer mc.Close()
+	mc.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := tlsDialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		// memcached's ASCII authentication: a connection's first command
+		// is a "set" of "user password", answered STORED. memcached sends
+		// nothing more until asked, so the reader keeps nothing of what
+		// gomemcache reads next.
+		deadline, _ := ctx.Deadline()
+		_ = c.SetDeadline(deadline)
+		cred := "locker s3cret"
+		_, err = fmt.Fprintf(c, "set auth 0 0 %d\r\n%s\r\n", len(cred), cred)
+		reply := ""
+		if err == nil {
+			reply, err = bufio.NewReader(c).ReadString('\n')
+		}
+		if err == nil && reply != "STORED\r\n" {
+			err = fmt.Errorf("memcached authentication refused: %s", strings.TrimSpace(reply))
+		}
+		if err != nil {
+			_ = c.Close()
+			return nil, &net.OpError{Op: "dial", Net: network, Addr: c.RemoteAddr(), Err: err} // a dial that failed
+		}
+		_ = c.SetDeadline(time.Time{})
+		return c, nil
+	}
+
+	l, err := memcachedlock.New(mc, "orders",
+		memcachedlock.WithKeyPrefix("app:"), // the items app:orders, app:orders:alive, app:orders:quiet
+		memcachedlock.WithServerAddr(addr),  // the check connects with mc.DialContext
+		memcachedlock.WithTTL(memcachedlock.MinTTL))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("held:", l.Key())
+	fmt.Println(lease.Release(ctx))
+	// Output:
+	// held: app:orders
+	// <nil>
 }

@@ -52,7 +52,7 @@ func (l *Lock) oldServer() bool {
 	if l.addr == "" {
 		return false
 	}
-	up, err := serverUptime(l.addr)
+	up, err := serverUptime(l.dial, l.addr)
 	return err == nil && up > l.ttl+coarseClock+time.Second
 }
 

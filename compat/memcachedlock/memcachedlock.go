@@ -70,6 +70,7 @@ type Lock struct {
 	ttl      time.Duration
 	terms    ttl.Terms // of its leases
 	addr     string    // the server whose eviction setting is checked; "" for none
+	dial     dialFunc  // how the check connects to addr: as mc does
 	checked  atomic.Bool
 }
 
@@ -83,6 +84,7 @@ type options struct {
 	addr    *string
 	noCheck bool
 	trace   *recipes.Trace
+	prefix  string
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it:
@@ -95,10 +97,13 @@ func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 // WithServerAddr gives the address of mc's memcached, as given to
 // memcache.New (host:port, or a unix socket's path, with a "/"): the
 // Lock's first Acquire (or TryAcquire) reads its settings over a short
-// connection of its own, bounded by its context, and refuses a server that
-// runs with evictions on with an error that is ErrEvictions, names the
-// setting and the fix, and ends Acquire at once. A successful check is
+// connection of its own, bounded by its context, and refuses a server
+// that runs with evictions on with an error that is ErrEvictions, names
+// the setting and the fix, and ends Acquire at once. A successful check is
 // kept for the Lock's life. New needs this option or WithoutEvictionCheck.
+// When mc is a *memcache.Client with a DialContext (TLS, authentication),
+// the check connects with it, as mc's own connections do; otherwise over
+// plain TCP (or the unix socket).
 func WithServerAddr(addr string) Option { return func(o *options) { o.addr = &addr } }
 
 // WithoutEvictionCheck skips the check of the server's eviction setting
@@ -116,26 +121,18 @@ const (
 	quietSuffix = ":quiet"
 )
 
-// New returns the lock whose item is key; its marker and quiet items are
-// key+":alive" and key+":quiet" (see the package doc), so key is at most
-// MaxKeyLen bytes and may not end with either suffix. It needs
-// WithServerAddr or WithoutEvictionCheck. No I/O is done.
+// New returns the lock whose item is key, after the key prefix
+// (WithKeyPrefix) when it has one; its marker and quiet items are that
+// item's key +":alive" and +":quiet" (see the package doc), so the prefix
+// and key together are at most MaxKeyLen bytes, and key may not end with
+// either suffix. It needs WithServerAddr or WithoutEvictionCheck. No I/O
+// is done.
 func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("memcachedlock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
 	}
-	switch {
-	case ttl.IsNil(mc):
+	if ttl.IsNil(mc) {
 		return nil, bad("nil memcached client")
-	case key == "" || len(key) > MaxKeyLen:
-		return nil, bad("key %q: must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, MaxKeyLen, aliveSuffix)
-	case strings.HasSuffix(key, aliveSuffix) || strings.HasSuffix(key, quietSuffix):
-		return nil, bad("key %q: keys ending in %q or %q name a lock's own items", key, aliveSuffix, quietSuffix)
-	}
-	for _, r := range key {
-		if r <= ' ' || r == 0x7f {
-			return nil, bad("key %q: no spaces or control characters in a memcached key", key)
-		}
 	}
 	o := options{ttl: DefaultTTL}
 	for _, opt := range opts {
@@ -143,6 +140,17 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 			return nil, bad("nil Option")
 		}
 		opt(&o)
+	}
+	item := o.prefix + key
+	switch {
+	case strings.ContainsFunc(o.prefix, badKeyRune):
+		return nil, bad("key prefix %q: no spaces or control characters in a memcached key", o.prefix)
+	case key == "" || len(item) > MaxKeyLen:
+		return nil, bad("key %q: with its prefix %q, must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, o.prefix, MaxKeyLen, aliveSuffix)
+	case strings.HasSuffix(key, aliveSuffix) || strings.HasSuffix(key, quietSuffix):
+		return nil, bad("key %q: keys ending in %q or %q name a lock's own items", key, aliveSuffix, quietSuffix)
+	case strings.ContainsFunc(key, badKeyRune):
+		return nil, bad("key %q: no spaces or control characters in a memcached key", key)
 	}
 	switch {
 	case o.ttl < MinTTL || o.ttl > MaxTTL:
@@ -163,12 +171,24 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
-	l := &Lock{mc: mc, key: key, aliveKey: key + aliveSuffix, quietKey: key + quietSuffix, ttl: o.ttl, addr: addr, trace: o.trace}
+	l := &Lock{mc: mc, key: item, aliveKey: item + aliveSuffix, quietKey: item + quietSuffix, ttl: o.ttl,
+		addr: addr, dial: dialerOf(mc), trace: o.trace}
 	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
 	return l, nil
 }
 
-// Key is the lock's item key.
+// badKeyRune reports whether r may not be in a memcached key (the text
+// protocol splits on spaces).
+func badKeyRune(r rune) bool { return r <= ' ' || r == 0x7f }
+
+// WithKeyPrefix puts the lock's items under prefix (default none): the
+// lock item is prefix+key, its marker and quiet items prefix+key+":alive"
+// and prefix+key+":quiet". No spaces or control characters. Processes
+// that share a lock must use the same prefix.
+func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+
+// Key is the lock's item key: the key prefix (WithKeyPrefix), then the
+// key given to New.
 func (l *Lock) Key() string { return l.key }
 
 // String names the lock in messages, as its errors do: "memcachedlock orders".

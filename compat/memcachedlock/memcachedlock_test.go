@@ -160,6 +160,8 @@ func TestBadInput(t *testing.T) {
 		{mc, "k", nil, "pass WithServerAddr"},
 		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("")}, `WithServerAddr(""): not a host:port`},
 		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("localhost")}, `WithServerAddr("localhost"): not a host:port`},
+		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithKeyPrefix("my app:")}, `key prefix "my app:": no spaces`},
+		{mc, strings.Repeat("k", 240), []memcachedlock.Option{addr, memcachedlock.WithKeyPrefix("app:0")}, `with its prefix "app:0", must be 1 to 244 bytes`},
 	} {
 		_, err := memcachedlock.New(tc.mc, tc.key, tc.opts...)
 		require.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want)
@@ -168,6 +170,10 @@ func TestBadInput(t *testing.T) {
 	l, err := memcachedlock.New(mc, "orders", memcachedlock.WithoutEvictionCheck())
 	require.NoError(t, err)
 	assert.Equal(t, "memcachedlock orders", l.String())
+	l, err = memcachedlock.New(mc, "orders", memcachedlock.WithoutEvictionCheck(), memcachedlock.WithKeyPrefix("app:"))
+	require.NoError(t, err)
+	assert.Equal(t, "app:orders", l.Key())
+	assert.Equal(t, "memcachedlock app:orders", l.String())
 	for _, opts := range [][]memcachedlock.Option{
 		{addr, memcachedlock.WithTTL(memcachedlock.MinTTL)},
 		{addr, memcachedlock.WithTTL(memcachedlock.MaxTTL)},

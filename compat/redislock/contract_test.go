@@ -81,7 +81,13 @@ func ctxT(t testing.TB) context.Context {
 // idle (the fencing counter stays, with a TTL of a day, by design).
 func leftovers(t testing.TB, admin redis.Cmdable, name string) []string {
 	t.Helper()
-	tag := "{" + name + "}"
+	return prefixedLeftovers(t, admin, "", name)
+}
+
+// prefixedLeftovers is leftovers for a lock with a key prefix.
+func prefixedLeftovers(t testing.TB, admin redis.Cmdable, prefix, name string) []string {
+	t.Helper()
+	tag := prefix + "{" + name + "}"
 	var left []string
 	for _, k := range []string{tag, tag + ":queue"} {
 		n, err := admin.Exists(ctxT(t), k).Result()

@@ -60,12 +60,12 @@
 // recipes.ErrLockLost, when the deadline passes unrenewed (also when the
 // network is silent), when a renewal finds the lock gone or someone else's
 // (deleted under the holder), or fails with an error that trying again
-// cannot mend (a refused authentication or permission): before Redis can
-// let the lock go and anyone else be granted it. Other renewal errors (a
-// connection reset by a failover, a slot migration's TRYAGAIN or ASK) are
-// tried again until the deadline. A process
-// paused for longer than the margin cannot be told in time by any timer:
-// fence with the token.
+// cannot mend (a refused authentication, permission or certificate):
+// before Redis can let the lock go and anyone else be granted it. Other
+// renewal errors (a connection reset by a failover, a slot migration's
+// TRYAGAIN or ASK) are tried again until the deadline. A process paused
+// for longer than the margin cannot be told in time by any timer: fence
+// with the token.
 //
 // # What the promise covers, and what it needs of the server
 //
@@ -90,8 +90,9 @@
 //     held lock under memory pressure and grant it to another client. The
 //     first use of a Client reads both settings (INFO memory, which works
 //     where CONFIG is blocked) and refuses such a server with an error
-//     that names the setting; WithoutEvictionCheck skips the check (where
-//     INFO is refused, or to accept the risk).
+//     that names the setting; WithoutEvictionCheck skips the check, to
+//     accept the risk (the lock still needs INFO: its scripts read the
+//     server's uptime with it, for the quiet period).
 //   - a clock that does not step: Redis keeps expiries on its wall clock,
 //     and a step forward expires every lock at once (each lease ends at its
 //     next renewal; until then another may be granted).
@@ -141,4 +142,41 @@
 // A replica promoted less than a TTL after it started grants nothing
 // until it is a TTL old (the quiet period above), and a holder's renewal
 // takes its key back there.
+//
+// # Secured servers
+//
+// Authentication and TLS are the client's: NewClient takes the go-redis
+// client as it is. redis.Options has Username and Password (an ACL user;
+// Password alone is the default user's, requirepass) and TLSConfig;
+// redis.NewFailoverClient's FailoverOptions have the same for the master
+// and replicas, and SentinelUsername and SentinelPassword for the
+// sentinels; redis.ClusterOptions have them for every node.
+//
+// WithKeyPrefix puts the lock's keys and its grant channel under a
+// prefix, so that a Redis ACL can grant a user the lock's own keys and
+// channels and nothing else: ACLRule(prefix) is the rule (Redis 7.0 or
+// later), and its doc says what each command is for and which ones a
+// deployment may leave out. Give the user on every server the lock may
+// meet: under Sentinel the master and every replica (one is promoted),
+// on a Redis Cluster every node. The keys of a lock with prefix "app:"
+// named "orders" are "app:{orders}", "app:{orders}:fence",
+// "app:{orders}:queue" and "app:{orders}:quiet"; a Client's grant channel
+// is "app:zkrecipes:redislock:grants:<its id>" (on a cluster
+// "app:{<tag>}zkrecipes:redislock:grants:<its id>", in the lock's slot).
+//
+// A wrong password or none, a key, channel or command that the user's ACL
+// refuses (NOPERM, or in a script "The user executing the script
+// can't ..."), and a server certificate that the client does not trust
+// (or a server that does not speak TLS) cannot be mended by trying again:
+// Acquire and TryAcquire return at once an error that is
+// recipes.ErrNotAcquired and says which, as
+//
+//	recipes: lock not acquired: redislock: acquire orders: WRONGPASS invalid username-password pair or user is disabled.
+//	recipes: lock not acquired: redislock: acquire orders: NOAUTH Authentication required.
+//	recipes: lock not acquired: redislock: acquire orders: tls: failed to verify certificate: x509: certificate signed by unknown authority
+//	recipes: lock not acquired: redislock: acquire orders: NOPERM this user has no permissions to access one of the keys used as arguments (the lock uses the keys {orders}* and the channel zkrecipes:redislock:grants:<id>: give it a key prefix its user may use (WithKeyPrefix), and grant the user redislock.ACLRule(prefix))
+//
+// A holder whose renewal meets one of them (a password rotated, a rule
+// changed under it) is told at once: its lease ends, with a cause that is
+// recipes.ErrLockLost and names the error.
 package redislock

@@ -144,6 +144,10 @@ func TestConstructorsRefuse(t *testing.T) {
 		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MinTTL - 1)}, "TTL 49.999999ms"},
 		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MaxTTL + time.Second)}, "TTL 720h0m1s"},
 		{c, "x", []redislock.Option{redislock.WithTTL(100 * 365 * 24 * time.Hour)}, "TTL 876000h0m0s"},
+		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app{1}:")}, `key prefix "app{1}:": no braces`},
+		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app}")}, "no braces"},
+		{c, "x", []redislock.Option{redislock.WithKeyPrefix("my app:")}, "no spaces"},
+		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app*")}, "glob characters"},
 	} {
 		_, err = redislock.New(tc.c, tc.name, tc.opts...)
 		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {

@@ -2,8 +2,12 @@ package redislock_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -98,4 +102,62 @@ func ExampleLock_TryAcquire() {
 	// Output:
 	// held elsewhere: true
 	// higher token: true
+}
+
+// A Redis that asks for authentication and speaks TLS, and an ACL user
+// that may use the lock's keys and channels alone: those under its key
+// prefix, with the commands ACLRule lists.
+func Example_secured() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The operator's side: the user's line in redis.conf (or ACL SETUSER
+	// locker on >s3cret ...) grants the rule of the prefix "app:".
+	fmt.Println(redislock.ACLRule("app:"))
+	addr, caFile, stop := exampleSecureRedis("locker on >s3cret " + redislock.ACLRule("app:")) // your server
+	defer stop()
+
+	// The client's side: authentication and TLS are go-redis's options.
+	caPEM, err := os.ReadFile(caFile) // your servers' CA
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	rdb := redis.NewClient(&redis.Options{
+		Addr:      addr,
+		Username:  "locker",
+		Password:  "s3cret",
+		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+	})
+	defer rdb.Close()
+	c, err := redislock.NewClient(rdb)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	l, err := redislock.New(c, "orders", redislock.WithKeyPrefix("app:"), redislock.WithTTL(2*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := l.Acquire(ctx) // keys app:{orders}..., grants on app:zkrecipes:redislock:grants:...
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("held")
+	fmt.Println(lease.Release(ctx))
+
+	// Without the prefix, the user may not touch the lock's keys: Acquire
+	// fails at once, and says why.
+	other, _ := redislock.New(c, "orders", redislock.WithTTL(2*time.Second))
+	_, err = other.Acquire(ctx)
+	fmt.Println("refused:", errors.Is(err, recipes.ErrNotAcquired), strings.Contains(err.Error(), "NOPERM"))
+	// Output:
+	// ~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+	// held
+	// <nil>
+	// refused: true true
 }

@@ -40,10 +40,12 @@ const (
 
 // Client shares one Redis subscription among the waiters of every lock made
 // from it: a channel of its own, on which releases tell its waiters that
-// the lock is theirs. The subscription holds one connection, and a
-// goroutine reading it, from the first wait until Close: close it when
-// done. A grant that never arrives (a connection that died silently) costs
-// time, not safety: the waiter's timer wakes it within the holder's TTL.
+// the lock is theirs (one per key prefix its locks use: the channel is
+// under the prefix, see WithKeyPrefix). The subscription holds one
+// connection, and a goroutine reading it, from the first wait until
+// Close: close it when done. A grant that never arrives (a connection
+// that died silently) costs time, not safety: the waiter's timer wakes it
+// within the holder's TTL.
 //
 // Over a *redis.ClusterClient the grants are sharded (SPUBLISH and
 // SSUBSCRIBE, Redis 7.0 or later): the channel of a lock is in the lock's
@@ -80,13 +82,15 @@ func NewClient(r Redis) (*Client, error) {
 }
 
 // channel is the grant channel of the Client's waiters on the lock whose
-// hash tag is tag, and the command that publishes on it.
-func (c *Client) channel(tag string) (channel, publish string) {
+// key prefix is prefix and hash tag is tag, and the command that
+// publishes on it. It starts with the prefix, so that an ACL that grants
+// the prefix's channels grants it.
+func (c *Client) channel(prefix, tag string) (channel, publish string) {
 	const name = "zkrecipes:redislock:grants:"
 	if !c.sharded {
-		return name + c.id, "PUBLISH"
+		return prefix + name + c.id, "PUBLISH"
 	}
-	return "{" + slotTag(keySlot(tag)) + "}" + name + c.id, "SPUBLISH"
+	return prefix + "{" + slotTag(keySlot(tag)) + "}" + name + c.id, "SPUBLISH"
 }
 
 // subscription is the subscription to channel; once the Client is closed,
@@ -126,6 +130,7 @@ func (c *Client) Close() error {
 type Lock struct {
 	c         *Client
 	name      string
+	prefix    string // of its keys and channel (WithKeyPrefix)
 	trace     *recipes.Trace
 	keys      []string // lock, fence, queue, quiet
 	renewKeys []string // lock, quiet
@@ -148,6 +153,7 @@ type options struct {
 	ttl     time.Duration
 	noCheck bool
 	trace   *recipes.Trace
+	prefix  string
 
 	acks       int
 	ackTimeout time.Duration
@@ -164,18 +170,19 @@ func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // WithoutEvictionCheck skips the check, at the first use of the Client's
 // server, that Redis cannot evict the lock's keys (maxmemory 0, or
-// maxmemory-policy noeviction). Use it where the server refuses INFO and
-// you know the setting, or to accept the risk: with eviction possible,
-// Redis may delete a held lock under memory pressure and grant it to
-// another client while its holder still trusts its lease (until its next
-// renewal, a third of the TTL later), and the queue of waiters may be lost.
+// maxmemory-policy noeviction). Use it to accept the risk (it does not
+// spare the lock INFO, which its scripts call too: see ACLRule): with
+// eviction possible, Redis may delete a held lock under memory pressure
+// and grant it to another client while its holder still trusts its lease
+// (until its next renewal, a third of the TTL later), and the queue of
+// waiters may be lost.
 func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
 
 // New returns the lock named name. Its keys are "{name}", "{name}:fence",
-// "{name}:queue" and "{name}:quiet" (one hash tag: one slot of a Redis
-// Cluster; the last marks the server's quiet period after a restart, and
-// outlives the lock's last use by a day, as the fence does). No I/O is
-// done.
+// "{name}:queue" and "{name}:quiet", after the key prefix (WithKeyPrefix)
+// when it has one (one hash tag: one slot of a Redis Cluster; the last
+// marks the server's quiet period after a restart, and outlives the
+// lock's last use by a day, as the fence does). No I/O is done.
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:
@@ -196,15 +203,18 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		return nil, fmt.Errorf("redislock: %w: TTL %v: must be from %v (room for the margin and renewals) to %v",
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
+	if err := redisguard.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("redislock: %w: %w", recipes.ErrInvalidArgument, err)
+	}
 	if err := checkAck(o, c.r); err != nil {
 		return nil, err
 	}
-	tag := "{" + name + "}"
-	l := &Lock{c: c, name: name, ttl: o.ttl, check: !o.noCheck, trace: o.trace, acks: o.acks, ackTimeout: o.ackTimeout,
-		keys:      []string{tag, tag + ":fence", tag + ":queue", tag + ":quiet"},
-		renewKeys: []string{tag, tag + ":quiet"},
+	key := o.prefix + "{" + name + "}" // the lock's; the others add a suffix
+	l := &Lock{c: c, name: name, prefix: o.prefix, ttl: o.ttl, check: !o.noCheck, trace: o.trace, acks: o.acks, ackTimeout: o.ackTimeout,
+		keys:      []string{key, key + ":fence", key + ":queue", key + ":quiet"},
+		renewKeys: []string{key, key + ":quiet"},
 	}
-	l.channel, l.publish = c.channel(name)
+	l.channel, l.publish = c.channel(o.prefix, name)
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }
@@ -259,12 +269,12 @@ type outcome struct {
 // lost). Errors that trying again cannot mend are marked ttl.ErrPermanent.
 func (l *Lock) attempt(ctx context.Context, id string, queue bool, entry string, sent time.Time) (outcome, error) {
 	if l.check {
-		err := l.c.checked.Check(func() error { return redisguard.Check(ctx, l.c.r, "redislock.WithoutEvictionCheck()") })
+		err := l.c.checked.Check(func() error { return redisguard.Check(ctx, l.c.r, "redislock") })
 		if errors.Is(err, redisguard.ErrEviction) {
 			return outcome{}, ttl.Permanent(err)
 		}
 		if err != nil {
-			return outcome{}, redisguard.Permanent(err)
+			return outcome{}, l.fail(err)
 		}
 	}
 	q := "0"
@@ -274,7 +284,7 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, entry string,
 	reply, err := l.run(ctx, acquireScript, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
 		l.publish, l.channel, grants.Stamp(sent), entry)
 	if err != nil && !errors.Is(err, errTooFewAcks) {
-		return outcome{}, redisguard.Permanent(err)
+		return outcome{}, l.fail(err)
 	}
 	res, ok := reply.([]any)
 	if !ok {
@@ -335,7 +345,7 @@ func (s server) Renew(ctx context.Context) error {
 	if n, _ := reply.(int64); reply != nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
-	return redisguard.Permanent(err)
+	return s.l.fail(err)
 }
 
 func (s server) Free(ctx context.Context) error {
@@ -346,7 +356,7 @@ func (s server) Free(ctx context.Context) error {
 	if n, _ := reply.(int64); err == nil && n == 0 {
 		return ttl.ErrNotOurs
 	}
-	return redisguard.Permanent(err)
+	return s.l.fail(err)
 }
 
 // cancel takes a waiter that gives up out of the queue (its entry, or "?"

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
@@ -75,7 +73,7 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 				a.Queued() // TryAcquire refused: held elsewhere
 			}
 			l.letGo(ctx, id, rs)
-			return nil, err
+			return nil, redisguard.ExplainACL(err, l.needs())
 		case stepRetry:
 			if t.heldElsewhere() {
 				a.Queued() // waits for another holder
@@ -95,21 +93,6 @@ func (l *Lock) delay() time.Duration {
 	return d/10 + time.Duration(rand.Int64N(int64(d-d/10)+1))
 }
 
-// checkFailure is the error of an eviction check that could not read the
-// settings: the check's own message, with its advice, when the server
-// refused the check for good (INFO forbidden by an ACL, or renamed); only
-// the cause when the client could not talk to the server (unreachable,
-// closed, not authenticated, loading), where the advice does not apply.
-func checkFailure(err error) error {
-	var re redis.Error
-	refused := errors.As(err, &re) && errors.Is(redisguard.Permanent(err), ttl.ErrPermanent) &&
-		!strings.HasPrefix(re.Error(), "NOAUTH") && !strings.HasPrefix(re.Error(), "WRONGPASS")
-	if cause := errors.Unwrap(err); cause != nil && !refused {
-		return cause
-	}
-	return err
-}
-
 // takeOn is one attempt on m: the eviction check at the Lock's first use of
 // m, then the acquire script.
 func (l *Lock) takeOn(ctx context.Context, m *member, id string) reply {
@@ -117,13 +100,13 @@ func (l *Lock) takeOn(ctx context.Context, m *member, id string) reply {
 		err := m.checked.Check(func() error {
 			cctx, cancel := l.bounded(ctx)
 			defer cancel()
-			return redisguard.Check(cctx, m.r, "redlock.WithoutEvictionCheck()")
+			return redisguard.Check(cctx, m.r, "redlock")
 		})
 		if errors.Is(err, redisguard.ErrEviction) {
 			return reply{err: ttl.Permanent(fmt.Errorf("%s: %s: %w", l, m.name, err))}
 		}
 		if err != nil {
-			return m.fail(checkFailure(err))
+			return m.fail(err)
 		}
 	}
 	sctx, cancel := l.bounded(ctx)

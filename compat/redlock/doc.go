@@ -103,13 +103,15 @@
 //     (unreachable, slow) counts as down for that attempt, as for the
 //     script, and is checked again at the next: the lock may then be
 //     granted by a majority of the others, as when the server is down.
-//     WithoutEvictionCheck skips the check.
+//     WithoutEvictionCheck skips the check (the lock still needs INFO: its
+//     scripts read the server's uptime with it, for the quiet period).
 //
 // # Errors
 //
 // Errors that trying again cannot mend (a closed client, a refused
-// authentication or ACL, a script the server rejects) end Acquire at once
-// when they leave too few servers for a majority. Other errors (an
+// authentication or ACL, a server certificate the client does not trust,
+// a script the server rejects) end Acquire at once when they leave too
+// few servers for a majority. Other errors (an
 // unreachable server, a timeout) are tried again after the random delay
 // until ctx ends, and Acquire returns at ctx's end: what its attempts took
 // is released in the background past it, until the keys would have
@@ -126,4 +128,34 @@
 // and a resource that needs fencing can use the lock's random value as a
 // compare-and-set key instead of a counter. Use redislock (one server, with
 // tokens) or ZooKeeper when you need to fence.
+//
+// # Secured servers
+//
+// Authentication and TLS are the clients': New takes the go-redis clients
+// as they are, each with its redis.Options Username and Password (an ACL
+// user; Password alone is the default user's, requirepass) and TLSConfig.
+// Over TLS a new connection costs a handshake (round trips and crypto)
+// within the per-server timeout: DefaultServerTimeout of a short TTL (5ms
+// to 10ms up to a TTL of a second) may be too short for it, and the
+// server then counts as down for that attempt; raise WithServerTimeout,
+// or keep connections open (redis.Options.MinIdleConns).
+//
+// WithKeyPrefix puts the lock's keys under a prefix on every server, so
+// that a Redis ACL can grant a user the lock's own keys and nothing else:
+// ACLRule(prefix) is the rule (Redis 7.0 or later), and its doc says what
+// each command is for. The keys of a lock with prefix "app:" named
+// "reports" are "app:{reports}" and "app:{reports}:quiet"; it uses no
+// channel.
+//
+// A wrong password or none, a key or command that the user's ACL refuses
+// (NOPERM, or in a script "The user executing the script can't ..."), and
+// a server certificate that the client does not trust (or a server that
+// does not speak TLS) cannot be mended by trying again: when they leave
+// too few servers for a majority, Acquire and TryAcquire return at once an
+// error that is recipes.ErrNotAcquired and names each server's, as
+//
+//	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: WRONGPASS invalid username-password pair or user is disabled.; 10.0.0.2:6379: ...
+//	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: NOAUTH Authentication required.; ...
+//	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: tls: failed to verify certificate: x509: certificate signed by unknown authority; ...
+//	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: NOPERM this user has no permissions to access one of the keys used as arguments; ... (the lock uses the keys {orders}*: give it a key prefix its user may use (WithKeyPrefix), and grant the user redlock.ACLRule(prefix))
 package redlock

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,4 +57,49 @@ func Example() {
 	// held elsewhere: true
 	// <nil>
 	// lease ended: recipes: lease released
+}
+
+// Servers that ask for authentication, and an ACL user on each that may
+// use the lock's keys alone: those under its key prefix, with the
+// commands ACLRule lists.
+func Example_secured() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The operator's side: the user's line in each server's redis.conf (or
+	// ACL SETUSER locker on >s3cret ...) grants the rule of the prefix "app:".
+	fmt.Println(redlock.ACLRule("app:"))
+	addrs, stop := exampleSecureRedis(3, "locker on >s3cret "+redlock.ACLRule("app:")) // your servers
+	defer stop()
+
+	// The client's side: authentication (and TLS: TLSConfig) are go-redis's
+	// options.
+	servers := make([]redlock.Redis, len(addrs))
+	for i, addr := range addrs {
+		r := redis.NewClient(&redis.Options{Addr: addr, Username: "locker", Password: "s3cret"})
+		defer r.Close()
+		servers[i] = r
+	}
+	l, err := redlock.New(servers, "reports", redlock.WithKeyPrefix("app:"), redlock.WithTTL(2*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, err := l.Acquire(ctx) // keys app:{reports} and app:{reports}:quiet
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("held")
+	fmt.Println(lease.Release(ctx))
+
+	// Without the prefix, the user may not touch the lock's keys: Acquire
+	// fails at once, and says why.
+	other, _ := redlock.New(servers, "reports", redlock.WithTTL(2*time.Second))
+	_, err = other.Acquire(ctx)
+	fmt.Println("refused:", errors.Is(err, recipes.ErrNotAcquired), strings.Contains(err.Error(), "NOPERM"))
+	// Output:
+	// ~app:* +evalsha +eval +get +set +exists +pexpire +pttl +del +time +info
+	// held
+	// <nil>
+	// refused: true true
 }

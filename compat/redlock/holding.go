@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
@@ -49,7 +50,7 @@ func (h holding) Renew(ctx context.Context) error {
 	case gone > n-q:
 		return fmt.Errorf("%w: gone or another's on %d of %d servers, extended on %d, %d needed", ttl.ErrNotOurs, gone, n, ok, q)
 	}
-	return fmt.Errorf("extended on %d of %d servers, %d needed: %w", ok, n, q, oneLine(errs))
+	return redisguard.ExplainACL(fmt.Errorf("extended on %d of %d servers, %d needed: %w", ok, n, q, oneLine(errs)), l.needs())
 }
 
 // Free releases the lock on every server where it is still ours. With

@@ -113,33 +113,3 @@ func TestSame(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:1", addr(a))
 	assert.Equal(t, "", addr(uncomparable{a, []string{"x"}}), "no Options method")
 }
-
-// replyError is an error reply of a Redis server.
-type replyError string
-
-func (e replyError) Error() string { return string(e) }
-func (replyError) RedisError()     {}
-
-// An eviction check that could not run says why, with its advice only
-// where the advice applies (the server refused the check for good).
-func TestCheckFailure(t *testing.T) {
-	wrapped := func(err error) error { // as redisguard.Check wraps it
-		return fmt.Errorf("cannot read the server's maxmemory-policy (INFO memory: %w): check ..., then pass X", err)
-	}
-	for _, tc := range []struct {
-		cause  error
-		advice bool
-	}{
-		{redis.ErrClosed, false},
-		{errDown, false},
-		{context.DeadlineExceeded, false},
-		{replyError("NOAUTH Authentication required."), false},
-		{replyError("LOADING Redis is loading the dataset in memory"), false},
-		{replyError("NOPERM this user has no permissions to run the 'info' command"), true},
-		{replyError("ERR unknown command 'INFO'"), true},
-	} {
-		got := checkFailure(wrapped(tc.cause))
-		assert.ErrorIs(t, got, tc.cause)
-		assert.Equal(t, tc.advice, got.Error() != tc.cause.Error(), "%v", tc.cause)
-	}
-}

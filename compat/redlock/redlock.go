@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -56,6 +57,7 @@ type options struct {
 	ttl, serverTimeout, retryDelay time.Duration
 	noCheck                        bool
 	trace                          *recipes.Trace
+	prefix                         string
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -74,8 +76,9 @@ func WithRetryDelay(d time.Duration) Option { return func(o *options) { o.retryD
 
 // WithoutEvictionCheck skips the check, at the Lock's first use of each
 // server, that the server cannot evict the lock's keys (maxmemory 0, or
-// maxmemory-policy noeviction). Use it where a server refuses INFO and you
-// know the setting, or to accept the risk. What is lost: a server that
+// maxmemory-policy noeviction). Use it to accept the risk (it does not
+// spare the lock INFO, which its scripts call too: see ACLRule). What is
+// lost: a server that
 // evicts the key of a live holder counts for a contender at once, with no
 // quiet period; a minority of such servers costs the holder its slack,
 // and evictions on a majority, or on one server beside a restart or a
@@ -85,9 +88,10 @@ func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true 
 
 // New returns the lock named name over servers, which must be independent
 // (not replicas of each other, nor the same server twice). Its keys on
-// each server are "{name}" and "{name}:quiet" (one hash tag; the second
-// marks the server's quiet period after a restart and outlives the lock's
-// last use by a day). No I/O is done.
+// each server are "{name}" and "{name}:quiet", after the key prefix
+// (WithKeyPrefix) when it has one (one hash tag; the second marks the
+// server's quiet period after a restart and outlives the lock's last use
+// by a day). No I/O is done.
 //
 // New refuses (recipes.ErrInvalidArgument) a nil or typed-nil client, the
 // same client twice, and two clients with the same address: clients with
@@ -125,8 +129,11 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 	case o.retryDelay <= 0:
 		return nil, invalid("retry delay %v must be positive", o.retryDelay)
 	}
-	tag := "{" + name + "}"
-	l := &Lock{members: members, name: name, keys: []string{tag, tag + ":quiet"}, o: o}
+	if err := redisguard.CheckPrefix(o.prefix); err != nil {
+		return nil, invalid("%w", err)
+	}
+	key := o.prefix + "{" + name + "}" // the lock's; the quiet marker adds a suffix
+	l := &Lock{members: members, name: name, keys: []string{key, key + ":quiet"}, o: o}
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }

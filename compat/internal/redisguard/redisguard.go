@@ -88,13 +88,17 @@ return {string.match(m, 'maxmemory:(%d+)') or '', string.match(m, 'maxmemory_pol
 
 // Check reads r's maxmemory and maxmemory-policy and returns an error that
 // is ErrEviction when the server may evict keys with a TTL, or the error
-// that kept it from reading them. who names the lock and the option that
-// skips the check, for the message.
-func Check(ctx context.Context, r redis.Scripter, skip string) error {
+// that kept it from reading them: as it is when the client could not talk
+// to the server (unreachable, closed, not authenticated, a certificate
+// refused: no advice applies), with advice when the server refused the
+// check. pkg names the lock's package ("redislock") for the advice: its
+// WithoutEvictionCheck and ACLRule.
+func Check(ctx context.Context, r redis.Scripter, pkg string) error {
 	res, err := settingsScript.Run(ctx, r, nil).StringSlice()
 	if err != nil {
-		return fmt.Errorf("cannot read the server's maxmemory-policy (INFO memory: %w): check that it is noeviction, or that maxmemory is 0, then pass %s", err, skip)
+		return checkError(err, pkg)
 	}
+	skip := pkg + ".WithoutEvictionCheck()"
 	if len(res) != 2 || res[1] == "" {
 		return fmt.Errorf("cannot read the server's maxmemory-policy (INFO memory answered %q): check that it is noeviction, or that maxmemory is 0, then pass %s", res, skip)
 	}
@@ -104,6 +108,20 @@ func Check(ctx context.Context, r redis.Scripter, skip string) error {
 	}
 	return fmt.Errorf("%w: maxmemory-policy is %s with maxmemory %d bytes, so under memory pressure Redis may delete a held lock and grant it to another client while its holder still trusts it: set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or pass %s to accept the risk",
 		ErrEviction, res[1], limit, skip)
+}
+
+// checkError is Check's error when its script failed with err: err alone
+// when the client could not talk to the server, else (the server refused
+// the script: an ACL, a renamed command) what the lock needs. Skipping the
+// check would not help then: the lock's scripts call INFO too (the quiet
+// period).
+func checkError(err error, pkg string) error {
+	var re redis.Error
+	if !errors.As(err, &re) || !errors.Is(Permanent(err), ttl.ErrPermanent) ||
+		strings.HasPrefix(re.Error(), "NOAUTH") || strings.HasPrefix(re.Error(), "WRONGPASS") {
+		return err
+	}
+	return fmt.Errorf("the server refused the eviction check, a script that reads INFO memory (%w): the lock needs the commands %s.ACLRule lists, INFO among them (its scripts read the server's uptime and run id)", err, pkg)
 }
 
 // Once caches a successful Check: a server is checked at its first use.
@@ -123,15 +141,17 @@ func (o *Once) Check(check func() error) error {
 	return nil
 }
 
-// Permanent marks, with ttl.Permanent, the Redis errors that trying again
-// cannot mend: a closed client, a refused authentication or permission,
-// a script the server rejects. Others (an unreachable server, a timeout, a
+// Permanent marks, with ttl.Permanent, the errors that trying again
+// cannot mend: a closed client, a refused authentication or permission
+// (also a command or key refused to a script by the user's ACL), a script
+// the server rejects, a TLS handshake that failed on a certificate
+// (ttl.BadCertificate). Others (an unreachable server, a timeout, a
 // LOADING or TRYAGAIN reply) stay transient.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, redis.ErrClosed) {
+	if errors.Is(err, redis.ErrClosed) || ttl.BadCertificate(err) {
 		return ttl.Permanent(err)
 	}
 	var re redis.Error
@@ -149,7 +169,21 @@ func Permanent(err error) error {
 // permanentReplies are the error replies that the same request would get
 // again.
 var permanentReplies = []string{
-	"NOAUTH", "WRONGPASS", "NOPERM", // authentication and ACLs
+	"NOAUTH", "WRONGPASS", "NOPERM", aclScript, // authentication and ACLs (also a script's calls)
 	"ERR user_script", "ERR Error running script", "ERR Error compiling script", // a script the server refuses
 	"ERR unknown command", "WRONGTYPE",
+}
+
+// aclScript begins the error of a script whose command, key or channel the
+// user's ACL refused (Redis 7).
+const aclScript = "ERR The user executing the script can't"
+
+// ExplainACL adds needs (what the lock's user must be granted: its keys
+// and the rule) to err when err is an ACL's refusal, which names neither.
+func ExplainACL(err error, needs string) error {
+	var re redis.Error
+	if !errors.As(err, &re) || !(strings.HasPrefix(re.Error(), "NOPERM") || strings.HasPrefix(re.Error(), aclScript)) {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, needs)
 }

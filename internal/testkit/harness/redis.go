@@ -7,7 +7,10 @@ import (
 
 // Redis is a redis server for a test: a local redis-server process on a
 // 127.0.0.1 port, without persistence, or an address from REDIS_ADDRS.
-type Redis struct{ Server }
+type Redis struct {
+	Server
+	tls bool // it listens on TLS alone (StartRedisSecure)
+}
 
 // StartRedis gives t one redis server, stopped by t.Cleanup. See StartRedisN.
 func StartRedis(t testing.TB) *Redis {
@@ -24,7 +27,7 @@ func StartRedis(t testing.TB) *Redis {
 func StartRedisN(t testing.TB, n int) []*Redis {
 	t.Helper()
 	servers := startServers(t, n, "redis", "REDIS_ADDRS", "redis-server", redisHint, redisArgv, redisPing)
-	return wrapServers(servers, func(s Server) *Redis { return &Redis{s} })
+	return wrapServers(servers, func(s Server) *Redis { return &Redis{Server: s} })
 }
 
 // redisArgv is the redis-server command line: Loopback only, no persistence,
