@@ -54,18 +54,34 @@ type backendOptions struct {
 	ttl       time.Duration
 	noCheck   bool
 	noDurable bool // postgres, mysql: skip the durability check
+
+	redisPasswordFile string      // --redis-password-file
+	keyPrefix         string      // --key-prefix: redis backends and memcached
+	dsnFile           string      // --dsn-file
+	listenDSNFile     string      // --listen-dsn-file
+	tls               *tlsOptions // the --tls flags (connOptions's): set by parseRun
+
+	// Set by validate.
+	redisServers    redisServers // --redis parsed, password and TLS applied
+	sentinelServers redisServers // --sentinel parsed
+	redisPassword   string       // from --redis-password-file or $REDISCLI_AUTH
 }
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: "+backendNames)
-	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT,... (several: Redlock; redis-cluster: some nodes of the cluster)")
-	fs.StringVar(&b.sentinel, "sentinel", "", "redis-sentinel: the sentinels HOST:PORT,...")
+	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT or redis://[USER@]HOST:PORT[/DB] (rediss:// for TLS), comma separated "+
+		"(several: Redlock; redis-cluster: some nodes of the cluster)")
+	fs.StringVar(&b.redisPasswordFile, "redis-password-file", "", "the Redis password: the first line of FILE (default $"+redisPasswordEnv+")")
+	fs.StringVar(&b.keyPrefix, "key-prefix", "", "redis backends and memcached: prefix of every key (and channel) of the lock, for Redis ACLs")
+	fs.StringVar(&b.sentinel, "sentinel", "", "redis-sentinel: the sentinels HOST:PORT,... (or redis://, rediss:// URLs, as --redis)")
 	fs.StringVar(&b.master, "master", "", "redis-sentinel: the name of the master the sentinels monitor")
 	fs.IntVar(&b.acks, "replica-ack", 0, "redis, redis-cluster, redis-sentinel: count an acquisition or renewal only once N replicas acknowledged it (WAIT; best-effort)")
 	fs.Var(durationValue{d: &b.ackWait, min: time.Millisecond}, "replica-ack-timeout", "how long --replica-ack waits for the replicas (default 100ms)")
 	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
 	fs.StringVar(&b.dsn, "dsn", "", "PostgreSQL or MySQL data source name, as the driver takes it")
+	fs.StringVar(&b.dsnFile, "dsn-file", "", "the DSN: the first line of FILE (or $"+dsnEnv+"; a password may not be in --dsn)")
 	fs.StringVar(&b.listenDSN, "listen-dsn", "", "PostgreSQL DSN of the LISTEN connection, when --dsn goes through a transaction pooler (default: --dsn)")
+	fs.StringVar(&b.listenDSNFile, "listen-dsn-file", "", "the LISTEN connection's DSN: the first line of FILE (or $"+listenDSNEnv+")")
 	fs.StringVar(&b.table, "table", sqllock.DefaultTable, "the lease table, TABLE or SCHEMA.TABLE (postgres, mysql)")
 	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redis-cluster, redis-sentinel, redlock, memcached, postgres and mysql (default 10s)")
 	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
@@ -81,13 +97,20 @@ var backendFlags = []struct {
 	backends []string
 }{
 	{"redis", []string{backendRedis, backendCluster, backendRedlock}},
+	{"redis-password-file", []string{backendRedis, backendCluster, backendSentinel, backendRedlock}},
+	{"key-prefix", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
+	{"tls-ca", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
+	{"tls-cert", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
+	{"tls-key", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
 	{"sentinel", []string{backendSentinel}},
 	{"master", []string{backendSentinel}},
 	{"replica-ack", []string{backendRedis, backendCluster, backendSentinel}},
 	{"replica-ack-timeout", []string{backendRedis, backendCluster, backendSentinel}},
 	{"memcached", []string{backendMemcached}},
 	{"dsn", []string{backendPostgres, backendMySQL}},
+	{"dsn-file", []string{backendPostgres, backendMySQL}},
 	{"listen-dsn", []string{backendPostgres}},
+	{"listen-dsn-file", []string{backendPostgres}},
 	{"table", []string{backendPostgres, backendMySQL}},
 	{"ttl", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
 	{"without-eviction-check", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
@@ -109,22 +132,8 @@ func (b *backendOptions) validate(set map[string]bool) error {
 	switch b.name {
 	case backendZK:
 		return nil
-	case backendRedis, backendCluster, backendRedlock:
-		if b.redis == "" {
-			return fmt.Errorf("--backend %s needs --redis HOST:PORT[,HOST:PORT...]", b.name)
-		}
-		addrs, err := splitAddrs("--redis", b.redis)
-		if err != nil {
-			return err
-		}
-		if set["replica-ack"] && b.name == backendRedis && len(addrs) > 1 {
-			return errors.New("--replica-ack needs one --redis server (several are Redlock, which has no replicas to wait for)")
-		}
-	case backendSentinel:
-		if b.sentinel == "" || b.master == "" {
-			return errors.New("--backend redis-sentinel needs --sentinel HOST:PORT[,HOST:PORT...] and --master NAME")
-		}
-		if _, err := splitAddrs("--sentinel", b.sentinel); err != nil {
+	case backendRedis, backendCluster, backendRedlock, backendSentinel:
+		if err := b.validateRedis(set); err != nil {
 			return err
 		}
 	case backendMemcached:
@@ -145,7 +154,7 @@ func (b *backendOptions) validate(set map[string]bool) error {
 	if set["replica-ack-timeout"] && !set["replica-ack"] {
 		return errors.New("--replica-ack-timeout needs --replica-ack")
 	}
-	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers"} {
+	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers", "auth-file", "acl"} {
 		if set[f] {
 			return fmt.Errorf("--%s needs --backend zk", f)
 		}
@@ -159,19 +168,6 @@ func orList(s []string) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
-// splitAddrs splits a comma-separated list of HOST:PORT.
-func splitAddrs(flagName, s string) ([]string, error) {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		a = strings.TrimSpace(a)
-		if a == "" {
-			return nil, fmt.Errorf("%s %q: empty server address", flagName, s)
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }
 
 // ttlOr is the --ttl given, or def.
@@ -200,6 +196,9 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 			return nil, nil, fmt.Errorf("cannot reach memcached at %s: %w", b.memcached, err)
 		}
 		opts := []memcachedlock.Option{memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL))}
+		if b.keyPrefix != "" {
+			opts = append(opts, memcachedlock.WithKeyPrefix(b.keyPrefix))
+		}
 		if b.noCheck {
 			opts = append(opts, memcachedlock.WithoutEvictionCheck())
 		} else {
@@ -212,23 +211,28 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 		}
 		return l, closeAll, nil
 	}
+	srv := b.redisServers
 	switch b.name {
 	case backendCluster:
-		addrs, _ := splitAddrs("--redis", b.redis)
-		r := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
-		return b.redisLock(pctx, r, name, "the Redis Cluster at "+b.redis)
+		first := srv.opts[0]
+		r := redis.NewClusterClient(&redis.ClusterOptions{Addrs: srv.addrs(), Username: first.Username,
+			Password: first.Password, TLSConfig: srv.tlsConfig()})
+		return b.redisLock(pctx, r, name, "the Redis Cluster at "+strings.Join(srv.addrs(), ","))
 	case backendSentinel:
-		addrs, _ := splitAddrs("--sentinel", b.sentinel)
-		r := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: b.master, SentinelAddrs: addrs})
-		return b.redisLock(pctx, r, name, fmt.Sprintf("Redis master %q through the sentinels at %s", b.master, b.sentinel))
+		first := b.sentinelServers.opts[0]
+		// The user, password and database are the master's (and its
+		// replicas'); the sentinels are asked without credentials.
+		r := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: b.master, SentinelAddrs: b.sentinelServers.addrs(),
+			Username: first.Username, Password: first.Password, DB: first.DB, TLSConfig: b.sentinelServers.tlsConfig()})
+		return b.redisLock(pctx, r, name, fmt.Sprintf("Redis master %q through the sentinels at %s",
+			b.master, strings.Join(b.sentinelServers.addrs(), ",")))
 	}
-	addrs, _ := splitAddrs("--redis", b.redis)
-	if b.name == backendRedis && len(addrs) == 1 {
-		return b.redisLock(pctx, redis.NewClient(&redis.Options{Addr: addrs[0]}), name, "Redis at "+addrs[0])
+	if b.name == backendRedis && len(srv.opts) == 1 {
+		return b.redisLock(pctx, redis.NewClient(srv.opts[0]), name, "Redis at "+srv.opts[0].Addr)
 	}
-	clients := make([]*redis.Client, len(addrs))
-	for i, a := range addrs {
-		clients[i] = redis.NewClient(&redis.Options{Addr: a})
+	clients := make([]*redis.Client, len(srv.opts))
+	for i, o := range srv.opts {
+		clients[i] = redis.NewClient(o)
 	}
 	closeAll := func() {
 		for _, c := range clients {
@@ -237,7 +241,7 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 	}
 	if err := pingRedis(pctx, clients); err != nil {
 		closeAll()
-		return nil, nil, fmt.Errorf("cannot reach Redis at %s: %w", b.redis, err)
+		return nil, nil, fmt.Errorf("cannot reach Redis at %s: %w", strings.Join(srv.addrs(), ","), err)
 	}
 	servers := make([]redlock.Redis, len(clients))
 	for i, c := range clients {
@@ -246,6 +250,9 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 	opts := []redlock.Option{redlock.WithTTL(b.ttlOr(redlock.DefaultTTL))}
 	if b.noCheck {
 		opts = append(opts, redlock.WithoutEvictionCheck())
+	}
+	if b.keyPrefix != "" {
+		opts = append(opts, redlock.WithKeyPrefix(b.keyPrefix))
 	}
 	l, err := redlock.New(servers, name, opts...)
 	if err != nil {
@@ -266,13 +273,16 @@ type redisClient interface {
 // cluster, or a master behind sentinels, named where), once r answers.
 func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, where string) (recipes.Locker, func(), error) {
 	closeAll := func() { _ = r.Close() }
-	if err := r.Ping(ctx).Err(); err != nil {
+	if err := pingErr(r.Ping(ctx).Err()); err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("cannot reach %s: %w", where, err)
 	}
 	opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
 	if b.noCheck {
 		opts = append(opts, redislock.WithoutEvictionCheck())
+	}
+	if b.keyPrefix != "" {
+		opts = append(opts, redislock.WithKeyPrefix(b.keyPrefix))
 	}
 	if b.acks > 0 {
 		wait := b.ackWait
@@ -303,9 +313,9 @@ func pingRedis(ctx context.Context, clients []*redis.Client) error {
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Go(func() {
-			if err := c.Ping(ctx).Err(); err != nil {
+			if err := pingErr(c.Ping(ctx).Err()); err != nil {
 				mu.Lock()
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("%s: %w", c.Options().Addr, err))
 				mu.Unlock()
 			}
 		})
@@ -315,6 +325,16 @@ func pingRedis(ctx context.Context, clients []*redis.Client) error {
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// pingErr is a PING's error, nil when the server refused PING itself to
+// a user whose ACL grants the lock's commands only (NOPERM): it answered,
+// and took the credentials.
+func pingErr(err error) error {
+	if redis.HasErrorPrefix(err, "NOPERM") {
+		return nil
+	}
+	return err
 }
 
 // ping runs a call that takes no context, abandoning it when ctx ends.

@@ -75,6 +75,10 @@ func TestClusterAndSentinelBackends(t *testing.T) {
 		{"redis-cluster", []string{"--backend", "redis-cluster", "--redis", strings.Join(c.Addrs()[:3], ","), "--ttl", "2s"}},
 		{"redis-sentinel", []string{"--backend", "redis-sentinel", "--sentinel", strings.Join(s.SentinelAddrs(), ","),
 			"--master", s.MasterName(), "--replica-ack", "1", "--replica-ack-timeout", "200ms", "--ttl", "2s"}},
+		// URLs, as for secured servers.
+		{"redis-cluster, URLs", []string{"--backend", "redis-cluster", "--redis", "redis://" + c.Addrs()[0] + ",redis://" + c.Addrs()[1], "--ttl", "2s"}},
+		{"redis-sentinel, URLs", []string{"--backend", "redis-sentinel", "--sentinel", "redis://" + strings.Join(s.SentinelAddrs(), ",redis://"),
+			"--master", s.MasterName(), "--ttl", "2s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := lockPath(t)
@@ -140,8 +144,8 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack", "0"}, "--replica-ack 0: want 1 replica or more"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack-timeout", "1s"}, "--replica-ack-timeout needs --replica-ack"},
 		// The SQL backends: nothing is connected to (port 1 has no server).
-		{[]string{"--backend", "postgres"}, "--backend postgres needs --dsn DSN"},
-		{[]string{"--backend", "mysql"}, "--backend mysql needs --dsn DSN"},
+		{[]string{"--backend", "postgres"}, "--backend postgres needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},
+		{[]string{"--backend", "mysql"}, "--backend mysql needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},
 		{[]string{"--dsn", "postgres://u@127.0.0.1:1/db"}, "--dsn needs --backend postgres or mysql"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--dsn", "postgres://u@127.0.0.1:1/db"}, "--dsn needs --backend postgres or mysql"},
 		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--table", "t"}, "--table needs --backend postgres or mysql"},
@@ -151,9 +155,15 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--without-eviction-check"},
 			"--without-eviction-check needs --backend redis, redis-cluster, redis-sentinel, redlock or memcached"},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", ""}, "empty --listen-dsn"},
-		{[]string{"--backend", "postgres", "--dsn", "postgres://u:s3cr3t@127.0.0.1:notaport/db"}, "invalid --dsn: cannot parse `postgres://u:xxxxx@127.0.0.1:notaport/db`"},
-		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", "host=h password=s3cr3t port=x"}, "invalid --listen-dsn: "},
-		{[]string{"--backend", "mysql", "--dsn", "u:s3cr3t@tcp(127.0.0.1:1"}, "invalid --dsn u:xxxxx@tcp(127.0.0.1:1: invalid DSN"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:notaport/db"}, "invalid --dsn: cannot parse `postgres://u@127.0.0.1:notaport/db`"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", "host=h port=x"}, "invalid --listen-dsn: "},
+		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1"}, "invalid --dsn u@tcp(127.0.0.1:1: invalid DSN"},
+		// A password on the command line is refused, masked.
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u:s3cr3t@127.0.0.1:notaport/db"},
+			"--dsn postgres://u:xxxxx@127.0.0.1:notaport/db: a password on the command line is refused"},
+		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--listen-dsn", "host=h password=s3cr3t port=x"},
+			"--listen-dsn host=h password=xxxxx port=x: a password on the command line is refused"},
+		{[]string{"--backend", "mysql", "--dsn", "u:s3cr3t@tcp(127.0.0.1:1"}, "--dsn u:xxxxx@tcp(127.0.0.1:1: a password on the command line is refused"},
 		{[]string{"--backend", "mysql", "--dsn", "u@tcp(127.0.0.1:1)/db", "--table", "no-such"}, `table "no-such"`},
 		{[]string{"--backend", "postgres", "--dsn", "postgres://u@127.0.0.1:1/db", "--ttl", "50ms"}, "TTL 50ms"},
 	} {

@@ -39,17 +39,34 @@
 //
 // Other backends, for services with no ZooKeeper (package compat):
 //
-//	--backend zk|redis|redlock|memcached|postgres|mysql   where the lock lives (default zk)
-//	--redis HOST:PORT,...    Redis servers: one for --backend redis; several, or
-//	                         --backend redlock, take the lock by Redlock
+//	--backend zk|redis|redis-cluster|redis-sentinel|redlock|memcached|postgres|mysql
+//	                         where the lock lives (default zk)
+//	--redis SERVER,...       Redis servers, each HOST:PORT or a URL
+//	                         redis://[USER@]HOST[:PORT][/DB] (rediss:// for TLS): one for
+//	                         --backend redis; several, or --backend redlock, take the
+//	                         lock by Redlock; redis-cluster: some nodes of the cluster
+//	--sentinel SERVER,...    redis-sentinel: the sentinels, in the same forms (the user,
+//	                         database and TLS of the URLs are the master's too)
+//	--master NAME            redis-sentinel: the master the sentinels monitor
+//	--replica-ack N          redis, redis-cluster, redis-sentinel: count an acquisition
+//	                         or renewal only once N replicas acknowledged it (WAIT;
+//	                         best-effort); --replica-ack-timeout DUR bounds the wait
+//	                         (default 100ms)
+//	--redis-password-file FILE  the Redis password: FILE's first line (default
+//	                         $REDISCLI_AUTH, as for redis-cli; the file wins)
+//	--key-prefix P           redis backends and memcached: prefix of every key (and
+//	                         channel) of the lock, so a Redis ACL can grant it those alone
 //	--memcached HOST:PORT    the memcached server
 //	--dsn DSN                the database of --backend postgres (package sqllock over
-//	                         pgx: postgres://USER:PASSWORD@HOST:PORT/DB?... or
+//	                         pgx: postgres://USER@HOST:PORT/DB?... or
 //	                         "host=... user=... dbname=...") or mysql (over
-//	                         go-sql-driver/mysql: USER:PASSWORD@tcp(HOST:PORT)/DB),
-//	                         passed to the driver as it is
+//	                         go-sql-driver/mysql: USER@tcp(HOST:PORT)/DB), passed to
+//	                         the driver as it is; it may not hold a password
+//	--dsn-file FILE          the DSN, password included: FILE's first line
+//	                         (or $ZKLOCK_DSN; one of the three places only)
 //	--listen-dsn DSN         postgres: the connection waiters LISTEN on, to learn of
-//	                         releases at once (default: --dsn)
+//	                         releases at once (default: --dsn); also
+//	                         --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN
 //	--table NAME             the lock table, NAME or SCHEMA.NAME (default zkrecipes_locks)
 //	--ttl DUR                how long the lock outlives a zklock that dies (default 10s;
 //	                         whole seconds from 3s for memcached; from 100ms for
@@ -77,6 +94,93 @@
 // its release (-v reports the LISTEN connection's failures). MySQL
 // waiters wait in GET_LOCK on a connection of --dsn. Messages never show
 // a DSN's password: it is masked (postgres://USER:xxxxx@HOST/DB).
+//
+// # Secured servers
+//
+// zklock never takes a secret on its command line, which every user of
+// the machine can read (ps, /proc/PID/cmdline): passwords come from the
+// environment or from files, and no message (-v included) shows one.
+//
+// ZooKeeper:
+//
+//	--auth-file FILE   authenticate with the credentials in FILE: lines
+//	                   "digest USER:PASSWORD" (several lines: several identities);
+//	                   blank lines and lines starting with # are left out. Only
+//	                   ZooKeeper's digest scheme is supported: another (sasl, ...)
+//	                   is a usage error naming it
+//	--acl creator|open|read  the ACL of the nodes zklock creates (lock nodes,
+//	                   and the lock path and its parents when it creates them):
+//	                   creator: the --auth-file identity alone may do anything
+//	                   (ZooKeeper's CREATOR_ALL_ACL); open: anyone may
+//	                   (OPEN_ACL_UNSAFE); read: the identity may do anything,
+//	                   anyone may read (list and watch: zklock ls) but not
+//	                   delete or join the queue. creator and read need --auth-file
+//	--tls-ca FILE      connect over TLS (to the servers' secureClientPort), trusting
+//	                   only the CA certificates (PEM) in FILE, and checking that
+//	                   each server's certificate names the host --servers gives
+//	--tls-cert FILE, --tls-key FILE  the client certificate and its key (PEM), for
+//	                   servers that require one (ssl.clientAuth=need); both or
+//	                   neither. --tls-cert alone turns TLS on, trusting the
+//	                   system's CAs
+//
+// --acl defaults to creator when --auth-file is given: then no client
+// without the credentials can delete a holder's node (ZooKeeper checks a
+// delete against the parent's ACL, so the lock path zklock creates guards
+// its nodes) and so take its lock, nor join its queue. Without
+// --auth-file it defaults to open, as Curator does: ZooKeeper refuses a
+// creator-only ACL from a session with no identity. A node that already
+// exists keeps its ACL: let zklock create the lock path, or create it
+// with the same ACL. Curator processes sharing the lock need the same
+// credentials (authorization("digest", ...)). ls takes --auth-file and
+// the --tls flags too (not --acl: it creates nothing); under creator it
+// needs the credentials, under read it does not. ZooKeeper accepts any
+// digest credentials at connection: a wrong password shows when a node
+// is created or listed under the identity's ACL (NOAUTH).
+//
+// Redis (every redis backend): --redis takes URLs, redis://USER@HOST:PORT/DB
+// for an ACL user, rediss://HOST:PORT for TLS (--tls-ca, --tls-cert and
+// --tls-key then set the CA and the client certificate; with a redis:// or
+// bare address they are a usage error). The password is the first line of
+// --redis-password-file FILE, else $REDISCLI_AUTH (as for redis-cli); a
+// password in a URL (redis://USER:PASSWORD@...) is refused, exit 64,
+// without echoing it. All the servers of a list share one scheme, user and
+// password; under redis-sentinel those are the master's, and the sentinels
+// are asked without a password. A user limited by an ACL needs the lock's
+// keys and commands: with --key-prefix P the rule is redislock.ACLRule(P)
+// (redlock.ACLRule(P) for Redlock), for P = app::
+//
+//	~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+//
+// as in redis.conf: user locker on >PASSWORD ~app:* &app:* +evalsha ...
+// zklock also sends PING, which such a user may be refused: a NOPERM
+// reply to it counts as an answer.
+//
+// SQL: the DSN is given in exactly one of --dsn (no password: one there
+// is refused, exit 64, its message showing the DSN masked), $ZKLOCK_DSN
+// or --dsn-file FILE (its first line); two of them is a usage error
+// naming both. The same for --listen-dsn, $ZKLOCK_LISTEN_DSN and
+// --listen-dsn-file. pgx also reads PGPASSWORD and ~/.pgpass when the
+// DSN has no password. TLS to PostgreSQL and MySQL is the DSN's
+// (sslmode, sslrootcert; tls).
+//
+// COMMAND inherits zklock's environment, $REDISCLI_AUTH and $ZKLOCK_DSN
+// included when they are set.
+//
+// A server that refuses zklock's credentials, or a TLS handshake that
+// fails, ends the run with exit 69 and a message naming the server, what
+// failed, the server's or crypto/tls's words and what to check:
+//
+//	zklock: redis 127.0.0.1:6380: authentication refused: WRONGPASS invalid username-password pair or user is disabled. (check the user of the URL and the password of $REDISCLI_AUTH)
+//	zklock: redis 127.0.0.1:6380: permission refused by the server's ACL: NOPERM ... (the user needs the ACL rule ~* &* +evalsha ...)
+//	zklock: zookeeper 127.0.0.1:2281: TLS: certificate not trusted: x509: certificate signed by unknown authority (the CA of --tls-ca did not sign it)
+//	zklock: zookeeper localhost:2281: TLS: certificate not valid for the host name: x509: ...
+//	zklock: zookeeper 127.0.0.1:2281: TLS: the server refused the connection: remote error: tls: bad certificate (does the server want a client certificate? --tls-cert and --tls-key)
+//	zklock: zookeeper 127.0.0.1:2181: authentication refused: zk: not authenticated (the nodes' ACL does not grant the identity of --auth-file: a wrong user or password?)
+//	zklock: postgres 127.0.0.1:5432: authentication refused: FATAL: password authentication failed for user "app" (SQLSTATE 28P01) (check the user and the password of the DSN)
+//	zklock: mysql 127.0.0.1:3306: authentication refused: Error 1045 (28000): Access denied for user ... (check the user and the password of the DSN)
+//
+// zklock does not wait for ZooKeeper's connection timeout once every
+// server of --servers has failed the TLS handshake.
 //
 // The lock kinds, --servers, --namespace, --session-timeout and ls are
 // ZooKeeper's only. On every backend the lease ends, and COMMAND is
@@ -135,8 +239,11 @@
 // Exit status:
 //
 //	COMMAND's status  COMMAND ran (128+N if it was killed by signal N)
-//	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH
-//	69                the backend unreachable or failing (or, on PostgreSQL and MySQL,
+//	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
+//	                  a password on the command line, an unreadable --auth-file,
+//	                  --tls-ca, --redis-password-file or --dsn-file
+//	69                the backend unreachable, failing or refusing zklock (authentication
+//	                  refused, a certificate not trusted; or, on PostgreSQL and MySQL,
 //	                  the lock table missing and not creatable); COMMAND did not run
 //	70                internal error (COMMAND's status could not be had)
 //	75                lock not taken: --timeout passed, or --try found it held
@@ -206,8 +313,9 @@
 // nodes and are not shown. Unknown nodes are listed in queue order when
 // their names end in a sequence number, else last. A lock that is free, or
 // a PATH that does not exist, prints nothing (no header) and exits 0. ls
-// takes --servers, --namespace, --session-timeout, -q and -v; ZooKeeper
-// failures exit 69, usage errors 64.
+// takes --servers, --namespace, --session-timeout, --auth-file, the --tls
+// flags, -q and -v; ZooKeeper failures (a refusal included) exit 69,
+// usage errors 64.
 //
 // # Examples
 //
@@ -219,6 +327,9 @@
 //	zklock --write /data/catalog -- ./rebuild-catalog.sh   # alone: no reader, no other writer
 //	zklock --exclusive --try /cron/cleanup -- ./cleanup.sh
 //	zklock --backend postgres --dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
-//	zklock --backend mysql --dsn "app:$DB_PASSWORD@tcp(db1:3306)/app" --try /jobs/x -- ./x.sh
+//	ZKLOCK_DSN="app:$DB_PASSWORD@tcp(db1:3306)/app" zklock --backend mysql --try /jobs/x -- ./x.sh
+//	zklock --backend postgres --dsn-file /etc/zklock/dsn /jobs/report -- ./report.sh
+//	zklock --auth-file /etc/zklock/zk-auth --tls-ca /etc/zklock/ca.pem --servers zk1:2281 /jobs/x -- ./x.sh
+//	REDISCLI_AUTH=... zklock --backend redis --redis rediss://locker@r1:6380 --tls-ca ca.pem --key-prefix app: /jobs/x -- ./x.sh
 //	zklock ls /jobs/backup
 package main

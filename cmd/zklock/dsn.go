@@ -110,3 +110,15 @@ func redact(s string, secrets []string) string {
 	}
 	return s
 }
+
+// longestFirst sorts secrets for redact, longest first (so that no part of
+// one is left when another is in it), without duplicates or empty ones.
+func longestFirst(secrets []string) []string {
+	slices.SortFunc(secrets, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.DeleteFunc(slices.Compact(secrets), func(s string) bool { return s == "" })
+}

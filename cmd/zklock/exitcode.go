@@ -9,12 +9,17 @@ import "syscall"
 const (
 	// exitOK: COMMAND exited 0 (or ls / version / --help succeeded).
 	exitOK = 0
-	// exitUsage (EX_USAGE): bad flags or arguments; nothing was done.
+	// exitUsage (EX_USAGE): bad flags or arguments (a password on the
+	// command line, a file of secrets or certificates that cannot be
+	// read); nothing was done.
 	exitUsage = 64
 	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
 	// (ZooKeeper's connection timed out; a Redis, memcached or SQL server
-	// did not answer or refused the connection) or failed while the lock was
-	// being taken (on PostgreSQL and MySQL: the lock table missing and not
+	// did not answer or refused the connection), refused zklock (its
+	// credentials: authentication refused, or an ACL's NOAUTH or NOPERM;
+	// over TLS, the certificates: the server's not trusted or for another
+	// host name, zklock's refused) or failed while the lock was being
+	// taken (on PostgreSQL and MySQL: the lock table missing and not
 	// creatable, say); COMMAND did not run.
 	exitUnavailable = 69
 	// exitSoftware (EX_SOFTWARE): internal error, e.g. COMMAND's status

@@ -41,8 +41,15 @@ type proc struct {
 // and stderr are kept. t.Cleanup kills it if it is still running.
 func startZklock(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startZklockEnv(t, nil, args...)
+}
+
+// startZklockEnv is startZklock with env ("NAME=VALUE") added to the
+// test's environment.
+func startZklockEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(zklockBin, args...)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), env...)
 	if raceEnabled {
 		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0") // not 1s more per run
 	}
@@ -74,7 +81,13 @@ func startZklock(t *testing.T, args ...string) *proc {
 // runZklock runs zklock to the end and returns its exit status.
 func runZklock(t *testing.T, args ...string) (int, *proc) {
 	t.Helper()
-	p := startZklock(t, args...)
+	return runZklockEnv(t, nil, args...)
+}
+
+// runZklockEnv is runZklock with env added to the test's environment.
+func runZklockEnv(t *testing.T, env []string, args ...string) (int, *proc) {
+	t.Helper()
+	p := startZklockEnv(t, env, args...)
 	return p.wait(t), p
 }
 

@@ -53,6 +53,10 @@ Flags:
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
   --namespace PATH         prefix of every path on the server
   --session-timeout DUR    ZooKeeper session timeout (default 15s)
+  --auth-file FILE         authenticate with the "digest USER:PASSWORD" lines of FILE
+                           (needed to list a lock whose nodes are --acl creator)
+  --tls-ca FILE            connect over TLS, trusting only the CAs in FILE
+  --tls-cert FILE, --tls-key FILE  the client certificate and key, together
   -q, --quiet              print no error messages
   -v, --verbose            report connection trouble
 
@@ -81,6 +85,7 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "ls: %v", err)
 	}
 	rep := newReporter(stderr, out)
+	rep.secrets = longestFirst(conn.secrets())
 
 	ctx, cancel := context.WithTimeout(context.Background(), lsTimeout)
 	defer cancel()
@@ -89,13 +94,13 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "ls: invalid --servers: %s", invalidReason(err))
 	}
 	if err != nil {
-		rep.errorf("ls: cannot connect to ZooKeeper at %s: %v", conn.servers, err)
+		rep.errorf("ls: %s", lsFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
 		return exitUnavailable
 	}
 	defer client.Close()
 	entries, err := listLock(ctx, client, path)
 	if err != nil {
-		rep.errorf("ls: listing lock %s: %v", path, err)
+		rep.errorf("ls: %s", lsFailure(&conn, err, fmt.Sprintf("listing lock %s: %v", path, err)))
 		return exitUnavailable
 	}
 	now := time.Now()
@@ -162,4 +167,15 @@ func displayData(b []byte) string {
 		}
 	}
 	return s
+}
+
+// lsFailure is the message of ls's failure err: a refusal's (see
+// refusal), else msg.
+func lsFailure(conn *connOptions, err error, msg string) string {
+	what, cause, ok := refusal(err)
+	if !ok {
+		return msg
+	}
+	o := &runOptions{conn: *conn, backend: backendOptions{name: backendZK}}
+	return refusedMessage(conn.server(), what, cause, o.refusalHint(what))
 }

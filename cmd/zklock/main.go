@@ -67,16 +67,29 @@ Every process locking one PATH must take the same kind of lock (--read and
 same PATH do not see each other.
 
 Where the lock lives (default: ZooKeeper):
-  --backend zk|redis|redlock|memcached|postgres|mysql
-  --redis HOST:PORT,...    Redis servers: one for --backend redis (several: Redlock)
+  --backend zk|redis|redis-cluster|redis-sentinel|redlock|memcached|postgres|mysql
+  --redis SERVER,...       Redis servers, HOST:PORT or redis://[USER@]HOST:PORT[/DB]
+                           (rediss:// for TLS): one for --backend redis (several:
+                           Redlock); redis-cluster: some nodes of the cluster
+  --sentinel SERVER,...    redis-sentinel: the sentinels (same forms); --master NAME
+  --replica-ack N          redis, redis-cluster, redis-sentinel: count an acquisition
+                           or renewal once N replicas acknowledged it (WAIT,
+                           best-effort); --replica-ack-timeout DUR (default 100ms)
+  --redis-password-file FILE  the Redis password: FILE's first line (default
+                           $REDISCLI_AUTH, as for redis-cli; the file wins)
+  --key-prefix P           redis backends, memcached: prefix of the lock's keys and
+                           channels, for a Redis ACL (see zklock's doc: ACLRule)
   --memcached HOST:PORT    the memcached server for --backend memcached
   --dsn DSN                the database for --backend postgres or mysql, as its
-                           driver takes it: postgres://USER:PASSWORD@HOST:PORT/DB?...
-                           or "host=... user=... dbname=..." (pgx);
-                           USER:PASSWORD@tcp(HOST:PORT)/DB (go-sql-driver/mysql)
+                           driver takes it, without a password:
+                           postgres://USER@HOST:PORT/DB?... or "host=... user=..."
+                           (pgx); USER@tcp(HOST:PORT)/DB (go-sql-driver/mysql)
+  --dsn-file FILE          the DSN, password included: FILE's first line; or
+                           $ZKLOCK_DSN (give the DSN in one place only)
   --listen-dsn DSN         postgres: the connection waiters LISTEN on for releases
                            (default: --dsn); a direct one when --dsn goes through
-                           PgBouncer in transaction mode, which cannot LISTEN
+                           PgBouncer in transaction mode, which cannot LISTEN;
+                           also --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN
   --table NAME             the lock table, NAME or SCHEMA.NAME (default
                            zkrecipes_locks); created if missing (when the user may)
   --ttl DUR                how long the lock outlives a zklock that dies (redis,
@@ -95,8 +108,23 @@ On Redis and PostgreSQL the lock is fair (FIFO) and fenced; Redlock has no
 fencing token; memcached waiters poll; MySQL waiters wait in GET_LOCK. Through
 PgBouncer in transaction mode, add default_query_exec_mode=simple_protocol to
 a pgx --dsn. Messages never show a DSN's password. --read, --write,
---exclusive, --servers, --namespace and --session-timeout are for ZooKeeper
-only, as is zklock ls.
+--exclusive, --servers, --namespace, --session-timeout, --auth-file and
+--acl are for ZooKeeper only, as is zklock ls.
+
+Secured servers (no secret is taken on the command line, which ps shows, and
+none is printed):
+  --auth-file FILE         ZooKeeper: authenticate with its "digest USER:PASSWORD"
+                           lines (# comments and blank lines left out)
+  --acl creator|open|read  ZooKeeper: the ACL of the nodes zklock creates. creator:
+                           the --auth-file identity alone (the default with
+                           --auth-file: no one else may delete a holder's node
+                           and take its lock); open: anyone (the default without:
+                           ZooKeeper refuses creator to a session with no
+                           identity); read: creator, and anyone may read (ls)
+  --tls-ca FILE            ZooKeeper (TLS on), rediss://: trust only the CAs in FILE
+  --tls-cert FILE, --tls-key FILE  the client certificate and key (PEM), together
+A refused password or certificate exits 69, naming the server and what failed.
+COMMAND inherits the environment, $REDISCLI_AUTH and $ZKLOCK_DSN included.
 
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -137,8 +165,9 @@ zklock ls [--servers ...] [--namespace ...] PATH
 
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)
-  64          usage error
-  69          the backend unreachable or failing; COMMAND did not run
+  64          usage error (a password on the command line included)
+  69          the backend unreachable, failing or refusing zklock (authentication
+              refused, certificate not trusted); COMMAND did not run
   75          lock not taken: --timeout passed or --try found it held
   76          lock lost while COMMAND ran; COMMAND was terminated
   126, 127    COMMAND could not be run / was not found
@@ -160,7 +189,10 @@ Examples:
   zklock --backend postgres --dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
   zklock --backend postgres --dsn "postgres://app@pgbouncer:6432/app?default_query_exec_mode=simple_protocol" \
          --listen-dsn "postgres://app@db1:5432/app" /jobs/report -- ./report.sh
-  zklock --backend mysql --dsn "app:$DB_PASSWORD@tcp(db1:3306)/app" --try /jobs/x -- ./x.sh
+  ZKLOCK_DSN="app:$DB_PASSWORD@tcp(db1:3306)/app" zklock --backend mysql --try /jobs/x -- ./x.sh
+  zklock --auth-file /etc/zklock/zk-auth --tls-ca ca.pem --servers zk1:2281 /jobs/x -- ./x.sh
+  REDISCLI_AUTH=... zklock --backend redis --redis rediss://locker@r1:6380 --tls-ca ca.pem \
+         --key-prefix app: /jobs/x -- ./x.sh
   zklock ls /jobs/backup
   zklock --servers zk1:2181 ls /data/catalog
 `

@@ -53,6 +53,10 @@ func (c closingM) Run() int {
 }
 
 func TestMain(m *testing.M) {
+	// The tests give zklock its secrets themselves (runZklockEnv).
+	for _, v := range []string{dsnEnv, listenDSNEnv, redisPasswordEnv, "PGPASSWORD"} {
+		os.Unsetenv(v)
+	}
 	dir, err := os.MkdirTemp("", "zklock-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -21,6 +21,10 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
 		return exitTempFail
 	default:
+		if what, cause, ok := refusal(err); ok {
+			r.rep.errorf("%s", refusedMessage(r.o.server(), what, cause, r.o.refusalHint(what)))
+			return exitUnavailable
+		}
 		r.rep.errorf("%v", err)
 		return exitUnavailable
 	}
@@ -100,8 +104,11 @@ func describeEntry(e lockEntry) string {
 // backendAddr names the servers zklock connects to, for messages.
 func (r *runner) backendAddr() string {
 	switch r.o.backend.name {
-	case backendRedis, backendRedlock:
-		return "Redis at " + r.o.backend.redis
+	case backendRedis, backendRedlock, backendCluster:
+		return "Redis at " + strings.Join(r.o.backend.redisServers.addrs(), ",")
+	case backendSentinel:
+		return fmt.Sprintf("Redis master %q through the sentinels at %s", r.o.backend.master,
+			strings.Join(r.o.backend.sentinelServers.addrs(), ","))
 	case backendMemcached:
 		return "memcached at " + r.o.backend.memcached
 	case backendPostgres, backendMySQL:

@@ -26,6 +26,10 @@ type connOptions struct {
 	servers        string
 	namespace      string
 	sessionTimeout time.Duration
+	authFile       string       // --auth-file
+	creds          []digestCred // read from authFile by validate
+	tls            tlsOptions   // also Redis's: see backendOptions.tls
+	acl            string       // --acl (the run only: ls creates nothing); validate sets the default
 }
 
 func (c *connOptions) register(fs *flag.FlagSet) {
@@ -38,6 +42,14 @@ func (c *connOptions) register(fs *flag.FlagSet) {
 	c.sessionTimeout = defaultSessionTimeout
 	fs.Var(durationValue{d: &c.sessionTimeout, min: time.Millisecond, max: session.MaxSessionTimeout},
 		"session-timeout", "ZooKeeper session timeout (the server clamps it to its own limits)")
+	fs.StringVar(&c.authFile, "auth-file", "", "ZooKeeper: authenticate with the \"digest USER:PASSWORD\" lines of FILE")
+	c.tls.register(fs)
+}
+
+// registerACL adds --acl, which only the lock-and-run takes.
+func (c *connOptions) registerACL(fs *flag.FlagSet) {
+	fs.StringVar(&c.acl, "acl", "", "ZooKeeper: the ACL of the nodes zklock creates: creator, open or read "+
+		"(default creator with --auth-file, else open)")
 }
 
 // serverList splits --servers; the addresses themselves are checked by
@@ -57,6 +69,8 @@ func (c *connOptions) serverList() ([]string, error) {
 	return out, nil
 }
 
+// validate checks the flags and reads the files they name (ZooKeeper's
+// only: zk is the backend, or ls).
 func (c *connOptions) validate() error {
 	if _, err := c.serverList(); err != nil {
 		return err
@@ -66,7 +80,26 @@ func (c *connOptions) validate() error {
 			return fmt.Errorf("invalid --namespace: %s", invalidReason(err))
 		}
 	}
-	return nil
+	if c.authFile != "" {
+		creds, err := readAuthFile(c.authFile)
+		if err != nil {
+			return err
+		}
+		c.creds = creds
+	}
+	if err := validateACL(&c.acl, c.authFile); err != nil {
+		return err
+	}
+	return c.tls.validate()
+}
+
+// secrets are the credentials of --auth-file, masked in every message.
+func (c *connOptions) secrets() []string {
+	var out []string
+	for _, cr := range c.creds {
+		out = append(out, cr.user+":"+cr.password, cr.password)
+	}
+	return out
 }
 
 // outputOptions are -q and -v.
@@ -116,17 +149,8 @@ func newFlagSet(name string) *flag.FlagSet {
 // error, or flag.ErrHelp for -h/--help.
 func parseRun(args []string) (*runOptions, error) {
 	o := &runOptions{grace: defaultGrace}
-	fs := newFlagSet("zklock")
-	o.conn.register(fs)
-	o.out.register(fs)
-	fs.Var(durationValue{d: &o.timeout}, "timeout", "stop waiting after this long (0: forever)")
-	fs.Var(durationValue{d: &o.grace}, "grace", "time between SIGTERM and SIGKILL after the lock is lost")
-	fs.BoolVar(&o.try, "try", false, "fail at once if the lock is held")
-	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
 	var kinds kindFlags
-	kinds.register(fs)
-	o.backend.register(fs)
-
+	fs := runFlags(o, &kinds)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -168,11 +192,14 @@ func parseRun(args []string) (*runOptions, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	o.dataSet = set["data"]
+	o.backend.tls = &o.conn.tls
 	if err := o.backend.validate(set); err != nil {
 		return nil, err
 	}
-	if err := o.conn.validate(); err != nil {
-		return nil, err
+	if o.backend.name == backendZK {
+		if err := o.conn.validate(); err != nil {
+			return nil, err
+		}
 	}
 	if err := o.out.validate(); err != nil {
 		return nil, err
@@ -183,6 +210,21 @@ func parseRun(args []string) (*runOptions, error) {
 	}
 	o.kind, o.maxLeases = kind, kinds.semaphore
 	return o, nil
+}
+
+// runFlags is the flag set of the lock-and-run, setting o and kinds.
+func runFlags(o *runOptions, kinds *kindFlags) *flag.FlagSet {
+	fs := newFlagSet("zklock")
+	o.conn.register(fs)
+	o.conn.registerACL(fs)
+	o.out.register(fs)
+	fs.Var(durationValue{d: &o.timeout}, "timeout", "stop waiting after this long (0: forever)")
+	fs.Var(durationValue{d: &o.grace}, "grace", "time between SIGTERM and SIGKILL after the lock is lost")
+	fs.BoolVar(&o.try, "try", false, "fail at once if the lock is held")
+	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
+	kinds.register(fs)
+	o.backend.register(fs)
+	return fs
 }
 
 // validateLockPath checks a lock path given on the command line.

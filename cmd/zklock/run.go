@@ -36,7 +36,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		o.data = defaultData()
 	}
 	rep := newReporter(stderr, o.out)
-	rep.secrets = o.backend.secrets()
+	rep.secrets = longestFirst(append(o.backend.secrets(), o.conn.secrets()...))
 	r := &runner{o: o, rep: rep, stderr: stderr}
 	return r.run()
 }
@@ -133,7 +133,7 @@ func (r *runner) open(ctx context.Context) (int, bool) {
 			return r.notAcquired(ctx, err), false
 		}
 		r.lock, r.close = lock, closeAll
-		r.rep.infof("connected to %s", r.o.backend.name)
+		r.rep.infof("connected to %s%s", r.o.backend.name, r.o.backend.security())
 		return exitOK, true
 	}
 	client, err := connect(ctx, r.o.conn, r.rep)
@@ -145,7 +145,7 @@ func (r *runner) open(ctx context.Context) (int, bool) {
 	}
 	r.client, r.close = client, client.Close
 	if s := client.CurrentSession(); s != nil {
-		r.rep.infof("connected to ZooKeeper at %s (session 0x%x)", r.o.conn.servers, s.ID())
+		r.rep.infof("connected to ZooKeeper at %s (session 0x%x%s)", r.o.conn.servers, s.ID(), r.o.conn.security())
 	}
 	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data), r.o.maxLeases)
 	if err != nil {

@@ -193,9 +193,9 @@ func TestSQLPrivileges(t *testing.T) {
 
 	// root has no password: MariaDB refuses one.
 	dsn := strings.Replace(m.DSN(), "root@", "root:s3cr3t@", 1)
-	code, p := runZklock(t, "--backend", "mysql", "--dsn", dsn, "/x", "--", "true")
+	code, p := runZklockEnv(t, []string{"ZKLOCK_DSN=" + dsn}, "--backend", "mysql", "/x", "--", "true")
 	assert.Equal(t, exitUnavailable, code)
-	assert.Contains(t, p.stderr.String(), "zklock: cannot connect to MySQL at root:xxxxx@tcp("+m.Addr()+")/zkr: ")
+	assert.Contains(t, p.stderr.String(), "zklock: mysql "+m.Addr()+": authentication refused: ")
 	assert.Contains(t, p.stderr.String(), "Access denied")
 	assert.NotContains(t, p.stderr.String(), "s3cr3t")
 }
@@ -204,23 +204,23 @@ func TestSQLPrivileges(t *testing.T) {
 // -q nothing is printed.
 func TestSQLUnreachable(t *testing.T) {
 	for _, tc := range []struct {
-		args []string
-		msg  string
+		backend, dsn string
+		msg          string
 	}{
-		{[]string{"--backend", "postgres", "--dsn", "postgres://u:s3cr3t@127.0.0.1:1/db?sslmode=disable"},
+		{"postgres", "postgres://u:s3cr3t@127.0.0.1:1/db?sslmode=disable",
 			"cannot connect to PostgreSQL at postgres://u:xxxxx@127.0.0.1:1/db?sslmode=disable: "},
-		{[]string{"--backend", "postgres", "--dsn", "host=127.0.0.1 port=1 user=u password='s3cr3t' dbname=db sslmode=disable"},
+		{"postgres", "host=127.0.0.1 port=1 user=u password='s3cr3t' dbname=db sslmode=disable",
 			"cannot connect to PostgreSQL at host=127.0.0.1 port=1 user=u password=xxxxx dbname=db sslmode=disable: "},
-		{[]string{"--backend", "mysql", "--dsn", "u:s3cr3t@tcp(127.0.0.1:1)/db"},
-			"cannot connect to MySQL at u:xxxxx@tcp(127.0.0.1:1)/db: "},
+		{"mysql", "u:s3cr3t@tcp(127.0.0.1:1)/db", "cannot connect to MySQL at u:xxxxx@tcp(127.0.0.1:1)/db: "},
 	} {
-		code, p := runZklock(t, slices.Concat(tc.args, []string{"--timeout", "30s", "/x", "--", "true"})...)
-		assert.Equal(t, exitUnavailable, code, "%v", tc.args)
+		env := []string{"ZKLOCK_DSN=" + tc.dsn}
+		code, p := runZklockEnv(t, env, "--backend", tc.backend, "--timeout", "30s", "/x", "--", "true")
+		assert.Equal(t, exitUnavailable, code, "%v", tc.dsn)
 		assert.Contains(t, p.stderr.String(), tc.msg)
 		assert.NotContains(t, p.stderr.String(), "s3cr3t")
 
-		code, p = runZklock(t, slices.Concat(tc.args, []string{"-q", "/x", "--", "true"})...)
-		assert.Equal(t, exitUnavailable, code, "%v", tc.args)
+		code, p = runZklockEnv(t, env, "--backend", tc.backend, "-q", "/x", "--", "true")
+		assert.Equal(t, exitUnavailable, code, "%v", tc.dsn)
 		assert.Empty(t, p.stderr.String(), "-q prints nothing")
 	}
 }

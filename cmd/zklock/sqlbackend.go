@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/go-sql-driver/mysql" // and the database/sql driver "mysql"
 	"github.com/jackc/pgx/v5"
@@ -23,12 +21,29 @@ const (
 	driverMySQL    = "mysql" // github.com/go-sql-driver/mysql
 )
 
-// validateSQL checks the flags of --backend postgres and mysql: --dsn is
-// given and parses, as --listen-dsn does. Nothing is connected to.
+// validateSQL checks the flags of --backend postgres and mysql: the DSN
+// is given, in one place (--dsn, $ZKLOCK_DSN or --dsn-file; a password in
+// --dsn is refused), and parses, as the LISTEN DSN does. Nothing is
+// connected to.
 func (b *backendOptions) validateSQL(set map[string]bool) error {
-	if b.dsn == "" {
-		return fmt.Errorf("--backend %s needs --dsn DSN", b.name)
+	dsn, from, err := mainDSN.resolve(b.dsn, b.dsnFile, set)
+	if err != nil {
+		return err
 	}
+	if dsn == "" {
+		return fmt.Errorf("--backend %s needs a DSN: --dsn DSN (without a password), $%s or --dsn-file FILE", b.name, dsnEnv)
+	}
+	b.dsn = dsn
+	listen, listenFrom := "", ""
+	if b.name == backendPostgres {
+		if listen, listenFrom, err = listenDSN.resolve(b.listenDSN, b.listenDSNFile, set); err != nil {
+			return err
+		}
+		if listenFrom != "" && listen == "" {
+			return errors.New("empty --listen-dsn (leave it out to LISTEN over --dsn)")
+		}
+	}
+	b.listenDSN = listen
 	invalid := func(flag string, err error) error {
 		// pgx's messages show the DSN, its password masked; the
 		// reporter's masking is for messages printed after this one.
@@ -36,19 +51,16 @@ func (b *backendOptions) validateSQL(set map[string]bool) error {
 	}
 	if b.name == backendMySQL {
 		if _, err := mysql.ParseDSN(b.dsn); err != nil {
-			return invalid("--dsn "+maskDSN(b.dsn), err)
+			return invalid(from+" "+maskDSN(b.dsn), err)
 		}
 		return nil
 	}
 	if _, err := pgx.ParseConfig(b.dsn); err != nil {
-		return invalid("--dsn", err)
+		return invalid(from, err)
 	}
-	if set["listen-dsn"] {
-		if b.listenDSN == "" {
-			return errors.New("empty --listen-dsn (leave it out to LISTEN over --dsn)")
-		}
+	if b.listenDSN != "" {
 		if _, err := pgx.ParseConfig(b.listenDSN); err != nil {
-			return invalid("--listen-dsn", err)
+			return invalid(listenFrom, err)
 		}
 	}
 	return nil
@@ -72,10 +84,11 @@ func (b *backendOptions) sqlServer() string {
 }
 
 // secrets are the passwords of the DSNs given, as written and as the
-// driver reads them (URL-decoded, unquoted), which no message may show:
-// the reporter masks them wherever they appear.
+// driver reads them (URL-decoded, unquoted), and the Redis password,
+// which no message may show: the reporter masks them wherever they
+// appear.
 func (b *backendOptions) secrets() []string {
-	var out []string
+	out := []string{b.redisPassword}
 	for _, dsn := range []string{b.dsn, b.listenDSN} {
 		if dsn == "" {
 			continue
@@ -92,14 +105,7 @@ func (b *backendOptions) secrets() []string {
 			}
 		}
 	}
-	// Longest first, so that no part of one is left when another is in it.
-	slices.SortFunc(out, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
-	return slices.DeleteFunc(slices.Compact(out), func(s string) bool { return s == "" })
+	return longestFirst(out)
 }
 
 // openSQL opens the lock named name in the lease table of --dsn, after

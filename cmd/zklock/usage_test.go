@@ -1,10 +1,14 @@
 package main
 
 import (
+	"flag"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
 )
 
 // Usage errors exit 64 with a message naming the problem; none needs a
@@ -92,7 +96,7 @@ func TestHelpAndVersion(t *testing.T) {
 		for _, flag := range []string{"--backend", "--dsn", "--listen-dsn", "--table", "--ttl"} {
 			assert.Contains(t, out, "\n  "+flag+" ", "the flag is described")
 		}
-		assert.Contains(t, out, "zk|redis|redlock|memcached|postgres|mysql")
+		assert.Contains(t, out, "zk|redis|redis-cluster|redis-sentinel|redlock|memcached|postgres|mysql")
 		assert.Contains(t, out, "\n  zklock --backend postgres --dsn ", "an example uses the flag")
 	}
 	code, p := runZklock(t, "ls", "--help")
@@ -105,4 +109,44 @@ func TestHelpAndVersion(t *testing.T) {
 	code, p = runZklock(t, "version")
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(p.stdout.String(), "zklock "), "%q", p.stdout)
+}
+
+// Every flag of the lock-and-run is in the usage text and in the package
+// documentation, and ls's in its own usage.
+func TestEveryFlagDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	var inUsage, inDoc, inLs []string
+	runFlags(&runOptions{}, &kindFlags{}).VisitAll(func(f *flag.Flag) {
+		name := "--" + f.Name
+		if len(f.Name) == 1 {
+			name = "-" + f.Name
+		}
+		if !strings.Contains(usageText, name+" ") && !strings.Contains(usageText, name+",") {
+			inUsage = append(inUsage, name)
+		}
+		if !strings.Contains(string(doc), name+" ") && !strings.Contains(string(doc), name+",") {
+			inDoc = append(inDoc, name)
+		}
+	})
+	var conn connOptions
+	var out outputOptions
+	fs := newFlagSet("zklock ls")
+	conn.register(fs)
+	out.register(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if len(f.Name) > 1 && !strings.Contains(lsUsage, "--"+f.Name+" ") && !strings.Contains(lsUsage, "--"+f.Name+",") {
+			inLs = append(inLs, "--"+f.Name)
+		}
+	})
+	assert.Empty(t, inUsage, "flags missing from zklock --help")
+	assert.Empty(t, inDoc, "flags missing from doc.go")
+	assert.Empty(t, inLs, "flags missing from zklock ls --help")
+}
+
+// The ACL rule doc.go shows is the one redislock gives.
+func TestDocACLRule(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), "\n//\t"+redislock.ACLRule("app:")+"\n")
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+)
+
+// No secret is ever in zklock's argv (which every user sees in ps) nor in
+// anything it prints, -v included: for each backend a zklock holds the
+// lock with its secret in the environment or a file, while the test reads
+// its /proc/PID/cmdline; then zklocks with a wrong secret are refused; and
+// a secret put on the command line is refused without being echoed.
+func TestSecretsNeverShown(t *testing.T) {
+	zk := zkServers(t)
+	r := harness.StartRedisSecure(t, harness.RedisSecurity{Password: "redis-s3cr3t"})
+	pg := harness.StartPostgresSecure(t, "pg-s3cr3t")
+	secrets := []string{"zk-s3cr3t", "redis-s3cr3t", "pg-s3cr3t", "wrong-s3cr3t"}
+	wrongPG := strings.Replace(pg.PasswordDSN(), "pg-s3cr3t", "wrong-s3cr3t", 1)
+
+	for _, tc := range []struct {
+		name      string
+		args      []string // the backend's, without a secret
+		env       []string // the secret, when in the environment
+		wrongArgs []string
+		wrongEnv  []string
+		onCmdline []string // a secret on the command line, to be refused
+	}{
+		{name: "zookeeper",
+			args:      []string{"--servers", zk, "--auth-file", secretFile(t, "zk", "digest alice:zk-s3cr3t\n")},
+			wrongArgs: []string{"--servers", zk, "--auth-file", secretFile(t, "zk-wrong", "digest alice:wrong-s3cr3t\n")}},
+		{name: "redis, $REDISCLI_AUTH",
+			args:      []string{"--backend", "redis", "--redis", "redis://" + r.Addr(), "--ttl", "1s"},
+			env:       []string{"REDISCLI_AUTH=redis-s3cr3t"},
+			wrongArgs: []string{"--backend", "redis", "--redis", "redis://" + r.Addr()},
+			wrongEnv:  []string{"REDISCLI_AUTH=wrong-s3cr3t"},
+			onCmdline: []string{"--backend", "redis", "--redis", "redis://default:redis-s3cr3t@" + r.Addr()}},
+		{name: "redis, --redis-password-file",
+			args: []string{"--backend", "redis", "--redis", "redis://" + r.Addr(), "--ttl", "1s",
+				"--redis-password-file", secretFile(t, "redis", "redis-s3cr3t\n")},
+			wrongArgs: []string{"--backend", "redis", "--redis", "redis://" + r.Addr(),
+				"--redis-password-file", secretFile(t, "redis-wrong", "wrong-s3cr3t\n")}},
+		{name: "postgres, $ZKLOCK_DSN",
+			args:      []string{"--backend", "postgres"},
+			env:       []string{"ZKLOCK_DSN=" + pg.PasswordDSN()},
+			wrongArgs: []string{"--backend", "postgres"},
+			wrongEnv:  []string{"ZKLOCK_DSN=" + wrongPG},
+			onCmdline: []string{"--backend", "postgres", "--dsn", pg.PasswordDSN()}},
+		{name: "postgres, --dsn-file",
+			args:      []string{"--backend", "postgres", "--dsn-file", secretFile(t, "dsn", pg.PasswordDSN()+"\n")},
+			wrongArgs: []string{"--backend", "postgres", "--dsn-file", secretFile(t, "dsn-wrong", wrongPG+"\n")},
+			onCmdline: []string{"--backend", "postgres", "--dsn", "host=127.0.0.1 password=pg-s3cr3t"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := authPath(t)
+			h := startZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "sh", "-c", holdScript)...)
+			h.waitOutput(t, h.stdout, "ready")
+			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.cmd.Process.Pid))
+			require.NoError(t, err)
+			require.Contains(t, string(cmdline), path, "not zklock's command line")
+			for _, s := range secrets {
+				assert.NotContains(t, string(cmdline), s, "a secret in zklock's argv")
+			}
+
+			// While the lock is held: on ZooKeeper its path is then there,
+			// the credentials' alone.
+			code, p := runZklockEnv(t, tc.wrongEnv, append(append(tc.wrongArgs, "-v"), path, "--", "echo", "ran")...)
+			assert.Equal(t, exitUnavailable, code)
+			assert.Contains(t, p.stderr.String(), ": authentication refused: ")
+			assertNoSecret(t, p, secrets...)
+
+			h.closeStdin(t)
+			assert.Equal(t, exitOK, h.wait(t))
+			assert.Contains(t, h.stderr.String(), "zklock: released ", "-v")
+			assertNoSecret(t, h, secrets...)
+
+			if tc.onCmdline != nil {
+				code, p := runZklock(t, append(append(tc.onCmdline, "-v"), path, "--", "echo", "ran")...)
+				assert.Equal(t, exitUsage, code)
+				assert.Contains(t, p.stderr.String(), "a password on the command line is refused")
+				assertNoSecret(t, p, secrets...)
+			}
+		})
+	}
+}

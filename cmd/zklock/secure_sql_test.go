@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+)
+
+// PostgreSQL and MySQL (MariaDB) with passwords: the DSN comes from
+// $ZKLOCK_DSN or --dsn-file (or, for pgx, the password from PGPASSWORD
+// with a --dsn that has none). A refused password is exit 69,
+// "authentication refused", never shown; a password in --dsn, or the DSN
+// given two ways, is a usage error.
+func TestSQLPasswords(t *testing.T) {
+	pg := harness.StartPostgresSecure(t, "pg-s3cr3t")
+	m := harness.StartMariaDB(t)
+	m.Query(t, "CREATE USER app@'%' IDENTIFIED BY 'my-s3cr3t'; GRANT ALL ON zkr.* TO app@'%'")
+	myDSN := "app:my-s3cr3t@tcp(" + m.Addr() + ")/zkr"
+	wrongPG := strings.Replace(pg.PasswordDSN(), "pg-s3cr3t", "not-it", 1)
+	secrets := []string{"pg-s3cr3t", "my-s3cr3t", "not-it"}
+	path := lockPath(t)
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"postgres, $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()}, []string{"--backend", "postgres"}},
+		{"postgres, --dsn-file", nil, []string{"--backend", "postgres", "--dsn-file", secretFile(t, "dsn", pg.PasswordDSN()+"\n")}},
+		{"postgres, PGPASSWORD", []string{"PGPASSWORD=pg-s3cr3t"}, []string{"--backend", "postgres", "--dsn", pg.DSN()}},
+		{"postgres, $ZKLOCK_LISTEN_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN(), "ZKLOCK_LISTEN_DSN=" + pg.PasswordDSN()},
+			[]string{"--backend", "postgres"}},
+		{"mysql, $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + myDSN}, []string{"--backend", "mysql"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "echo", "ran")...)
+			assert.Equal(t, exitOK, code, "stderr: %s", p.stderr)
+			assert.Equal(t, "ran\n", p.stdout.String())
+			assertNoSecret(t, p, secrets...)
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		msg  string
+	}{
+		{"postgres, wrong password", []string{"ZKLOCK_DSN=" + wrongPG}, []string{"--backend", "postgres"},
+			"zklock: postgres " + pg.Addr() + ": authentication refused: FATAL: password authentication failed for user \"postgres\" (SQLSTATE 28P01) " +
+				"(check the user and the password of the DSN)"},
+		{"postgres, no password", nil, []string{"--backend", "postgres", "--dsn", pg.DSN()},
+			"zklock: postgres " + pg.Addr() + ": authentication refused: "},
+		{"mysql, wrong password", nil, []string{"--backend", "mysql", "--dsn-file", secretFile(t, "wrong", "app:not-it@tcp("+m.Addr()+")/zkr")},
+			"zklock: mysql " + m.Addr() + ": authentication refused: Error 1045 (28000): Access denied for user 'app'@"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "echo", "ran")...)
+			assert.Equal(t, exitUnavailable, code)
+			assert.Contains(t, p.stderr.String(), tc.msg)
+			assert.Empty(t, p.stdout.String(), "the command ran")
+			assertNoSecret(t, p, secrets...)
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		msg  string
+	}{
+		{"password in --dsn", nil, []string{"--backend", "postgres", "--dsn", pg.PasswordDSN()},
+			"zklock: --dsn postgres://postgres:xxxxx@" + pg.Addr() + "/zkr?sslmode=disable: a password on the command line is refused " +
+				"(anyone on this machine can read it with ps): put the DSN in $ZKLOCK_DSN or in a file named by --dsn-file"},
+		{"password in --listen-dsn", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()}, []string{"--backend", "postgres", "--listen-dsn", pg.PasswordDSN()},
+			"--listen-dsn postgres://postgres:xxxxx@" + pg.Addr() + "/zkr?sslmode=disable: a password on the command line is refused"},
+		{"--dsn and $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()}, []string{"--backend", "postgres", "--dsn", pg.DSN()},
+			"zklock: --dsn and $ZKLOCK_DSN both give the DSN: give it one way"},
+		{"--dsn-file and $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + myDSN}, []string{"--backend", "mysql", "--dsn-file", "/nonexistent"},
+			"zklock: --dsn-file and $ZKLOCK_DSN both give the DSN: give it one way"},
+		{"missing --dsn-file", nil, []string{"--backend", "mysql", "--dsn-file", "/nonexistent/dsn"}, "--dsn-file: open /nonexistent/dsn: no such file"},
+		{"no DSN", nil, []string{"--backend", "postgres"},
+			"--backend postgres needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},
+		{"bad DSN in the environment", []string{"ZKLOCK_DSN=postgres://u:not-it@127.0.0.1:notaport/db"}, []string{"--backend", "postgres"},
+			"invalid $ZKLOCK_DSN: cannot parse `postgres://u:xxxxx@127.0.0.1:notaport/db`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklockEnv(t, tc.env, append(tc.args, path, "--", "echo", "ran")...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, p.stderr.String(), tc.msg)
+			assertNoSecret(t, p, secrets...)
+		})
+	}
+}

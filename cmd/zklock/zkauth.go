@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The values of --acl.
+const (
+	aclCreator = "creator" // zk.AuthACL(PermAll): the authenticated identity alone
+	aclOpen    = "open"    // zk.WorldACL(PermAll): anyone
+	aclRead    = "read"    // the identity may do anything, anyone may read (ls, watch)
+)
+
+// schemeName is what an authentication scheme's name looks like (digest,
+// sasl, x509, ip).
+var schemeName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
+// digestCred is one "digest USER:PASSWORD" line of --auth-file.
+type digestCred struct{ user, password string }
+
+// readAuthFile reads --auth-file: one "digest USER:PASSWORD" a line,
+// blank lines and lines starting with # left out. The errors name the
+// file and the line, never what is on it.
+func readAuthFile(file string) ([]digestCred, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-file: %v", err)
+	}
+	var creds []digestCred
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		scheme, cred, _ := strings.Cut(line, " ")
+		cred = strings.TrimSpace(cred)
+		if scheme != "digest" {
+			// The scheme is the first word: shown when it looks like one,
+			// not when it may be the credentials themselves.
+			if cred == "" || !schemeName.MatchString(scheme) {
+				return nil, fmt.Errorf("--auth-file %s, line %d: want \"digest USER:PASSWORD\"", file, n)
+			}
+			return nil, fmt.Errorf("--auth-file %s, line %d: scheme %q is not supported: zklock authenticates with digest only (digest USER:PASSWORD)", file, n, scheme)
+		}
+		user, password, ok := strings.Cut(cred, ":")
+		if !ok || user == "" {
+			return nil, fmt.Errorf("--auth-file %s, line %d: want \"digest USER:PASSWORD\"", file, n)
+		}
+		creds = append(creds, digestCred{user: user, password: password})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--auth-file %s: %v", file, err)
+	}
+	if len(creds) == 0 {
+		return nil, fmt.Errorf("--auth-file %s: no \"digest USER:PASSWORD\" line in it", file)
+	}
+	return creds, nil
+}
+
+// aclFor is the ACL of the nodes zklock creates for --acl mode (already
+// checked).
+func aclFor(mode string) []zk.ACL {
+	switch mode {
+	case aclCreator:
+		return zk.AuthACL(zk.PermAll)
+	case aclRead:
+		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	default:
+		return zk.WorldACL(zk.PermAll)
+	}
+}
+
+// validateACL checks --acl against --auth-file and fills in its default:
+// creator with credentials (no client without them may delete a holder's
+// node and so take its lock), open without (ZooKeeper refuses a
+// creator-only ACL from a session with no identity; and open is Curator's
+// default).
+func validateACL(mode *string, authFile string) error {
+	switch *mode {
+	case "":
+		*mode = aclOpen
+		if authFile != "" {
+			*mode = aclCreator
+		}
+		return nil
+	case aclOpen:
+		return nil
+	case aclCreator, aclRead:
+		if authFile == "" {
+			return fmt.Errorf("--acl %s needs --auth-file: the nodes are given to the identity it holds", *mode)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown --acl %q: want creator, open or read", *mode)
+}
