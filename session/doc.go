@@ -23,6 +23,11 @@
 // recipes that held locks under it see their leases end and clean up their
 // nodes.
 //
+// Secured ensembles: WithDigestAuth gives the client an identity, WithACL
+// the ACL of every node it and its recipes create (zk.AuthACL(zk.PermAll):
+// its creator's alone, so no client without the credentials can delete a
+// holder's node), and WithTLS reaches a TLS client port.
+//
 // # What is guaranteed, and by how much
 //
 // The server expires a session one session timeout t (the timeout it

@@ -144,9 +144,12 @@ func TestEveryFlagDocumented(t *testing.T) {
 	assert.Empty(t, inLs, "flags missing from zklock ls --help")
 }
 
-// The ACL rule doc.go shows is the one redislock gives.
+// The ACL rule doc.go and the README show is the one redislock gives.
 func TestDocACLRule(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(doc), "\n//\t"+redislock.ACLRule("app:")+"\n")
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "\nuser locker on >PASSWORD "+redislock.ACLRule("app:")+"\n")
 }

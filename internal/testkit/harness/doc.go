@@ -41,6 +41,14 @@
 // /usr/sbin), else Unavailable. Redis runs without persistence
 // (--save "" --appendonly no), so a restarted server is empty.
 //
+// Secured servers, always local: NewCA makes a test CA and issues server
+// and client certificates (PEM files); StartZKTLS adds a TLS client port
+// (Netty) to a ZooKeeper member; StartRedisSecure runs Redis with
+// requirepass, ACL users and a TLS port; StartMemcachedSecure runs
+// memcached with TLS and ASCII authentication; StartPostgresSecure asks
+// TCP clients for a password (scram-sha-256). Secrets go to the servers in
+// files in their temp dirs, not on their command lines.
+//
 // # Lifetimes and hygiene
 //
 // StartZK, StartRedis(N) and StartMemcached register t.Cleanup to stop what
