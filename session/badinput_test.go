@@ -42,6 +42,10 @@ func TestBadInput(t *testing.T) {
 		"nil option":         {context.Background(), ok, []session.Option{nil}, session.ErrInvalidArgument},
 		"creator ACL without credentials": {context.Background(), ok,
 			[]session.Option{session.WithACL(zk.AuthACL(zk.PermAll))}, session.ErrInvalidArgument},
+		"another user's digest ACL": {context.Background(), ok, []session.Option{session.WithDigestAuth("alice", "a"),
+			session.WithACL(zk.DigestACL(zk.PermAll, "bob", "b"))}, session.ErrInvalidArgument},
+		"creator ACL without delete": {context.Background(), ok, []session.Option{session.WithDigestAuth("alice", "a"),
+			session.WithACL(zk.AuthACL(zk.PermRead | zk.PermCreate | zk.PermWrite))}, session.ErrInvalidArgument},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := session.Connect(tc.ctx, tc.servers, tc.opts...)

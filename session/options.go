@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -139,7 +140,12 @@ func WithLogger(l *slog.Logger) Option {
 // (ZooKeeper's CREATOR_ALL_ACL; on the server it becomes
 // zk.DigestACL(zk.PermAll, user, password)). It needs WithDigestAuth:
 // without credentials ZooKeeper refuses every create with InvalidACL, so
-// Connect refuses it with ErrInvalidArgument. Under it, a client without
+// Connect refuses it with ErrInvalidArgument. Connect refuses as well an
+// ACL that grants the client's own identities (anyone, its creator
+// identity, the digest of its credentials) less than read, create and
+// delete, which the recipes need of their nodes: another user's digest,
+// say. An ACL naming identities it cannot judge (ip, x509, sasl) is left
+// to the server. Under it, a client without
 // the credentials can neither see nor join the queues (its creates fail
 // at once with zk.ErrNoAuth, and so does its Acquire, without a retry),
 // nor delete a holder's node. ZooKeeper checks a delete against the ACL of
@@ -180,17 +186,71 @@ func WithDigestAuth(user, password string) Option {
 	}
 }
 
+// ownPerms are the permissions the recipes need of the client's own
+// identity on the nodes it creates: list and read a queue (read), join it
+// (create), leave it and clean up (delete). Write (a SharedCount, a
+// revocation request) is needed by some recipes only.
+const ownPerms = zk.PermRead | zk.PermCreate | zk.PermDelete
+
 // checkACL refuses, once every Option is applied (in any order), an ACL
-// that ZooKeeper would refuse at the first create with InvalidACL: the
-// auth scheme grants the creator's identities, and without credentials
-// the client has none.
+// under which the client could not use its own nodes: one ZooKeeper would
+// refuse at the first create with InvalidACL (the auth scheme grants the
+// creator's identities, and without credentials the client has none), and
+// one that grants the client's identities (anyone, its creator identity,
+// the digest of one of its credentials) less than ownPerms, under which
+// Acquire fails with zk.ErrNoAuth or, worse, a release cannot delete its
+// node and the lock waits for the session's end. An ACL with a scheme the
+// client cannot judge (ip, x509, sasl) is left to the server.
 func (c *config) checkACL() error {
 	for _, a := range c.acl {
 		if a.Scheme == "auth" && len(c.auth) == 0 {
 			return invalid("WithACL: the auth scheme (creator only) needs credentials: add WithDigestAuth")
 		}
 	}
+	var granted int32
+	for _, a := range c.acl {
+		switch {
+		case a.Scheme == "world" && a.ID == "anyone", a.Scheme == "auth":
+			granted |= a.Perms
+		case a.Scheme == "digest":
+			if c.ownDigest(a.ID) {
+				granted |= a.Perms
+			}
+		case a.Scheme != "world":
+			return nil
+		}
+	}
+	if granted&ownPerms != ownPerms {
+		return invalid("WithACL: the ACL grants this client's own identity %q of the %q the recipes need (read, create, delete): its Acquire would fail with NoAuth, or its release could not delete its node",
+			permString(granted&ownPerms), permString(ownPerms))
+	}
 	return nil
+}
+
+// ownDigest reports whether id ("user:base64(sha1(user:password))") is the
+// digest identity of one of the client's credentials.
+func (c *config) ownDigest(id string) bool {
+	for _, cred := range c.auth {
+		user, password, _ := strings.Cut(string(cred), ":")
+		if zk.DigestACL(0, user, password)[0].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// permString writes perms as ZooKeeper's CLI does: "cdrwa", in that order.
+func permString(perms int32) string {
+	var b strings.Builder
+	for _, p := range []struct {
+		bit  int32
+		name byte
+	}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}} {
+		if perms&p.bit != 0 {
+			b.WriteByte(p.name)
+		}
+	}
+	return b.String()
 }
 
 // WithErrorPolicy chooses when a session value stops being trusted (default
