@@ -44,7 +44,7 @@ func traceBackend(m *harness.Memcached, p *harness.Proxy) tracetest.Backend {
 		// the TTL after that send: it is 2 s + DriftMargin(TTL) less how
 		// late the clock woke the watchdog, which half the drift margin
 		// bounds with room to spare (the faults tests allow 10 ms).
-		LapseMargin: 2*time.Second + recipes.DriftMargin(faultTTL)/2,
+		LapseMargin: 2 * time.Second, // the clock's two seconds; it aims at recipes.DriftMargin(faultTTL) more
 	}
 }
 

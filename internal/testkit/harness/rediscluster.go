@@ -150,13 +150,20 @@ func StartRedisCluster(t testing.TB, primaries, replicasPerPrimary int) *RedisCl
 	return c
 }
 
-// clusterArgv is replicatedArgv with cluster mode on and nodes.conf in dir.
+// clusterArgv is replicatedArgv with cluster mode on, nodes.conf in dir,
+// and a free port of its own for the cluster bus: by default it would be
+// port+10000, which may be another server's port (a node of the same
+// cluster failed with "Address already in use") or, above 55535, none.
 func clusterArgv(bin string, port int, dir string) []string {
-	return append(replicatedArgv(bin, port, dir),
+	argv := append(replicatedArgv(bin, port, dir),
 		"--cluster-enabled", "yes",
 		"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 		"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeout),
 	)
+	if bus, err := FreePorts(1); err == nil { // else port+10000, as before
+		argv = append(argv, "--cluster-port", strconv.Itoa(bus[0]))
+	}
+	return argv
 }
 
 // replicatedArgv is redisArgv for a server with replicas: a replica is
