@@ -94,7 +94,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 	if _, err := c.Session(waitCtx); err != nil {
 		c.Close()
 		err = fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
-		if last := c.live.lastFail.Load(); last != nil { // why: a certificate not trusted, a refused connection
+		// Why: the most telling failure since the last connection (a
+		// certificate not trusted before a refused connection).
+		if last := c.live.lastFail.Load(); last != nil {
 			err = fmt.Errorf("%w; last attempt: %w", err, last)
 		}
 		return nil, err

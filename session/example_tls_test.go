@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -16,8 +17,11 @@ import (
 // exampleTLS starts a ZooKeeper with a TLS client port, whose certificate
 // (for 127.0.0.1) a CA of its own signed, and returns its TLS addresses,
 // the CA's certificate file and a function that stops it; in your code
-// these are your ensemble's secure client ports and your CA. It panics
-// when no server can be had, as exampleServers does.
+// these are your ensemble's secure client ports and your CA. Without a
+// local install to start one from (the other examples' server then comes
+// from ZK_SERVERS or a container), the TLS port is a TLS front before the
+// other examples' server. It panics when no server can be had, as
+// exampleServers does.
 func exampleTLS() (servers []string, caFile string, stop func()) {
 	dir, err := os.MkdirTemp("", "zkr-example-tls-")
 	if err != nil {
@@ -32,6 +36,16 @@ func exampleTLS() (servers []string, caFile string, stop func()) {
 		panic(err)
 	}
 	z, err := harness.LaunchZKTLS(cert, ca, false)
+	if errors.Is(err, harness.ErrUnavailable) {
+		front, err := harness.LaunchTLSFront(exampleServers()[0], cert)
+		if err != nil {
+			panic(err)
+		}
+		return []string{front.Addr()}, ca.CertFile, func() {
+			_ = front.Close()
+			_ = os.RemoveAll(dir)
+		}
+	}
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"sync"
@@ -78,25 +79,36 @@ func (t *trackedConn) handshakeDone() {
 	}
 	_ = t.Conn.SetDeadline(time.Time{})
 	t.l.lastFail.Store(nil)
+	t.l.tlsWarned.reset()
 	t.l.reportConnect(t.hs.server, t.hs.start, nil)
 }
 
 // noteHandshakeTimeout reports a read that failed before the connect
 // response came (the attempt failed), and logs a member that accepted the
 // connection and did not answer within the bound: the operator's clue to a
-// sick member.
+// sick member. On a TLS connection the failure may be the server's TLS
+// alert: under TLS 1.3 a server judges the client's certificate after the
+// client's handshake has returned, and refuses it on the first read.
 func (t *trackedConn) noteHandshakeTimeout(err error) {
 	if t.hs.done.Load() {
 		return
 	}
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		if _, alert := remoteAlert(err); alert && t.l.secure != nil {
+			err = t.l.secure.explain(err)
+			if !t.hs.failed.Swap(true) {
+				t.l.logTLSFailure(t.hs.server, err)
+				t.l.attemptFailed(t.hs.server, t.hs.start, failedTLS, fmt.Errorf("handshake: %w", err))
+			}
+			return
+		}
 		if !t.hs.failed.Swap(true) {
-			t.l.attemptFailed(t.hs.server, t.hs.start, fmt.Errorf("handshake: %w", err))
+			t.l.attemptFailed(t.hs.server, t.hs.start, failedHandshake, fmt.Errorf("handshake: %w", err))
 		}
 		return
 	}
 	if !t.hs.failed.Swap(true) {
-		t.l.attemptFailed(t.hs.server, t.hs.start,
+		t.l.attemptFailed(t.hs.server, t.hs.start, failedHandshake,
 			fmt.Errorf("no answer to the handshake within %v: %w", t.l.handshakeBound(), err))
 	}
 	if t.l.log != nil {
@@ -120,7 +132,7 @@ func (l *liveness) dialTracked(network, address string, timeout time.Duration) (
 	by := start.Add(bound)
 	c, err := net.DialTimeout(network, address, min(timeout, bound))
 	if err != nil {
-		l.attemptFailed(address, start, err)
+		l.attemptFailed(address, start, failedDial, err)
 		return nil, err
 	}
 	if err := c.SetDeadline(by); err != nil {
@@ -131,10 +143,8 @@ func (l *liveness) dialTracked(network, address string, timeout time.Duration) (
 		// Within the bound (the deadline just set), and under the
 		// tracking: the frames it splits are ZooKeeper's, inside TLS.
 		if c, err = l.secure.handshake(c, address); err != nil {
-			if l.log != nil {
-				l.log.Warn("zookeeper TLS handshake failed; trying the next server", "server", address, "err", err)
-			}
-			l.attemptFailed(address, start, err)
+			l.logTLSFailure(address, err)
+			l.attemptFailed(address, start, failedTLS, err)
 			return nil, err
 		}
 	}
@@ -143,52 +153,81 @@ func (l *liveness) dialTracked(network, address string, timeout time.Duration) (
 	return t, nil
 }
 
+// failure is how much a failed connection attempt tells of why the client
+// cannot connect. Connect names the most telling failure since the last
+// connection, not the last one: a name that resolves to 127.0.0.1 and ::1,
+// a server listening on the first, and a certificate the client refuses
+// fail in turn with the certificate and a refused connection; the
+// certificate is the news.
+type failure int
+
+const (
+	failedDial      failure = iota // no connection: refused, unreachable, timed out
+	failedHandshake                // connected, and no connect response: a silent or closing server
+	failedTLS                      // the TLS handshake failed, or a TLS alert ended the connect handshake
+)
+
 // attemptError is a failed connection attempt: the server, and why.
 type attemptError struct {
 	server string
 	err    error
+	kind   failure
 }
 
 func (e *attemptError) Error() string { return e.server + ": " + e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
 // attemptFailed reports the failed attempt to connect to server begun at
-// start, and keeps it as the last failure (Connect names it when it gives
-// up).
-func (l *liveness) attemptFailed(server string, start time.Time, err error) {
-	l.lastFail.Store(&attemptError{server, err})
+// start, and keeps it for Connect's error unless a more telling failure
+// came since the last connection.
+func (l *liveness) attemptFailed(server string, start time.Time, kind failure, err error) {
+	e := &attemptError{server, err, kind}
+	for {
+		kept := l.lastFail.Load()
+		if (kept != nil && kept.kind > kind) || l.lastFail.CompareAndSwap(kept, e) {
+			break
+		}
+	}
 	l.reportConnect(server, start, err)
 }
 
-// hostProvider is go-zookeeper's DNS host provider (names resolved, the
-// addresses shuffled, each tried in turn) with one change: go-zookeeper
-// pauses a second before it tries again the server it was last connected
-// to, even when that server has not been tried since the disconnection. So
-// a disconnection from B in [A B], with A sick, cost A's attempt, a second,
-// then B. Here the pause comes only after every address has failed once
-// since the last connection (or the last pause).
+// hostProvider resolves the servers and gives their addresses in turn, as
+// go-zookeeper's DNSHostProvider does (every name resolved once, the
+// addresses shuffled), with two changes:
+//
+//   - each address is kept with the host the server list names it by, and
+//     Next tells the TLS dialer which (WithTLS verifies a certificate for
+//     it): two entries that resolve to one address ("localhost:2281,
+//     127.0.0.1:2281", names behind one load balancer) are two targets,
+//     each verified as its own name;
+//   - go-zookeeper pauses a second before it tries again the server it was
+//     last connected to, even when that server has not been tried since the
+//     disconnection. So a disconnection from B in [A B], with A sick, cost
+//     A's attempt, a second, then B. Here the pause comes only after every
+//     address has failed once since the last connection (or the last
+//     pause).
 type hostProvider struct {
-	dns *zk.DNSHostProvider
-	l   *liveness
+	l *liveness
 
-	mu     sync.Mutex
-	failed int  // attempts that failed since the last connection or pause
-	fresh  bool // the next attempt follows a connection (or the start), not a failure
+	mu      sync.Mutex
+	targets []target // shuffled; not changed after Init
+	curr    int      // the target Next gave last
+	failed  int      // attempts that failed since the last connection or pause
+	fresh   bool     // the next attempt follows a connection (or the start), not a failure
 }
 
 var _ zk.HostProvider = (*hostProvider)(nil)
 
 func newHostProvider(l *liveness) *hostProvider {
-	return &hostProvider{dns: zk.NewDNSHostProvider(), l: l, fresh: true}
+	return &hostProvider{l: l, curr: -1, fresh: true}
 }
 
-// Init resolves the servers as go-zookeeper's DNSHostProvider does, noting
-// the host each address comes from (WithTLS verifies a server's certificate
-// for the host the server list names), and how many addresses there are.
+// Init resolves the servers, keeping each address with the host it comes
+// from, shuffles them, and notes how many addresses there are.
 func (p *hostProvider) Init(servers []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	var addrs []string
+	var targets []target
 	for _, server := range servers {
 		host, port, err := net.SplitHostPort(server)
 		if err != nil {
@@ -199,15 +238,18 @@ func (p *hostProvider) Init(servers []string) error {
 			return err
 		}
 		for _, ip := range ips {
-			addr := net.JoinHostPort(ip, port)
-			p.l.secure.learn(addr, host)
-			addrs = append(addrs, addr)
+			targets = append(targets, target{addr: net.JoinHostPort(ip, port), host: host})
 		}
 	}
-	if err := p.dns.Init(addrs); err != nil { // IP addresses: it looks nothing up
-		return err
+	if len(targets) == 0 {
+		return fmt.Errorf("no addresses found for %q", servers)
 	}
-	p.l.servers.Store(int32(p.dns.Len()))
+	// Spread the clients of an ensemble over its members.
+	rand.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
+	p.mu.Lock()
+	p.targets, p.curr = targets, -1
+	p.mu.Unlock()
+	p.l.servers.Store(int32(len(targets)))
 	return nil
 }
 
@@ -216,28 +258,35 @@ func (p *hostProvider) Init(servers []string) error {
 const lookupTimeout = 3 * time.Second
 
 // Len is the number of addresses.
-func (p *hostProvider) Len() int { return p.dns.Len() }
-
-// Next returns the next address, and retryStart (pause first) when every
-// address has failed since the last connection or pause.
-func (p *hostProvider) Next() (string, bool) {
-	server, _ := p.dns.Next()
+func (p *hostProvider) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return len(p.targets)
+}
+
+// Next returns the next address, and retryStart (pause first) when every
+// address has failed since the last connection or pause. It tells the TLS
+// dialer the address's target: go-zookeeper dials the address at once, on
+// this goroutine.
+func (p *hostProvider) Next() (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.curr = (p.curr + 1) % len(p.targets)
+	t := &p.targets[p.curr]
+	p.l.secure.dialing(t)
 	if !p.fresh {
 		p.failed++
 	}
 	p.fresh = false
-	if p.failed >= p.dns.Len() {
+	if p.failed >= len(p.targets) {
 		p.failed = 0
-		return server, true
+		return t.addr, true
 	}
-	return server, false
+	return t.addr, false
 }
 
 // Connected notes a connection that completed its handshake.
 func (p *hostProvider) Connected() {
-	p.dns.Connected()
 	p.mu.Lock()
 	p.failed, p.fresh = 0, true
 	p.mu.Unlock()

@@ -75,7 +75,8 @@ type liveness struct {
 	conn       atomic.Pointer[trackedConn]
 	tap        zxidTap                      // creates' zxids, read off the replies
 	secure     *tlsDialer                   // WithTLS; nil: plain TCP
-	lastFail   atomic.Pointer[attemptError] // since the last connect response, for Connect's error
+	lastFail   atomic.Pointer[attemptError] // the most telling since the last connect response, for Connect's error
+	tlsWarned  tlsWarnings                  // TLS failures logged at Warn since the last connect response
 
 	mu    sync.Mutex
 	heard heardAt

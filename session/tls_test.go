@@ -6,32 +6,53 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"slices"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// refusedWithin is the connection timeout of the clients that must fail:
-// Connect gives up after it, naming the last attempt's failure.
-const refusedWithin = 2 * time.Second
-
-// connectFails connects with opts, which must fail, and returns the error.
-func connectFails(t *testing.T, servers []string, opts ...session.Option) error {
+// connectFails connects to servers (addresses, "ip:port", as the Connect
+// hook reports them) with opts, which must fail: once every one of them
+// has had a failed attempt, it gives up, and returns Connect's error and
+// the attempts traced. It waits for the attempts (bounded by waitLimit),
+// not for a connection timeout that a slow handshake could outlast.
+func connectFails(t *testing.T, servers []string, opts ...session.Option) (*tracetest.Recorder, error) {
 	t.Helper()
-	opts = append([]session.Option{quiet(), session.WithConnectionTimeout(refusedWithin)}, opts...)
-	c, err := session.Connect(ctxT(t), servers, opts...)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	rec := tracetest.New()
+	tr := rec.Trace()
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	record := tr.Connect
+	tr.Connect = func(ci recipes.ConnectInfo) {
+		record(ci)
+		if ci.Err == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		failed[ci.Server] = true
+		if !slices.ContainsFunc(servers, func(s string) bool { return !failed[s] }) {
+			cancel()
+		}
+	}
+	opts = append([]session.Option{quiet(), session.WithConnectionTimeout(waitLimit)}, opts...)
+	c, err := session.Connect(ctx, servers, append(opts, session.WithTrace(tr))...)
 	if err == nil {
 		c.Close()
 		t.Fatalf("connected to %v", servers)
 	}
 	require.ErrorIs(t, err, session.ErrNotConnected)
-	return err
+	return rec, err
 }
 
 // useSession creates, reads and deletes a node through c.
@@ -48,8 +69,8 @@ func useSession(t *testing.T, c *session.Client) {
 
 // A client that trusts the server's CA works over TLS, and reconnects (a
 // new TLS handshake) to the same session after its connection is cut; one
-// that trusts another CA fails within its connection timeout, with an
-// error that says the certificate is not trusted.
+// that trusts another CA fails, with an error that says the certificate is
+// not trusted.
 func TestTLS(t *testing.T) {
 	ca := harness.NewCA(t, "")
 	z := harness.StartZKTLS(t, ca.Issue(t, "server", "localhost", harness.Loopback), ca, false)
@@ -71,9 +92,8 @@ func TestTLS(t *testing.T) {
 	assert.Len(t, ok, 2, "the first connection and the reconnection")
 
 	t.Run("another CA", func(t *testing.T) {
-		rec := tracetest.New()
 		other := harness.NewCA(t, "other CA")
-		err := connectFails(t, z.TLSServers(), session.WithTLS(other.ClientConfig(nil)), session.WithTrace(rec.Trace()))
+		rec, err := connectFails(t, z.TLSServers(), session.WithTLS(other.ClientConfig(nil)))
 		var unknown x509.UnknownAuthorityError
 		require.ErrorAs(t, err, &unknown, "%v", err)
 		var verify *tls.CertificateVerificationError
@@ -84,8 +104,15 @@ func TestTLS(t *testing.T) {
 		assert.ErrorAs(t, failed[0].Err, &unknown)
 	})
 	t.Run("plain port", func(t *testing.T) {
-		err := connectFails(t, z.Servers(), session.WithTLS(ca.ClientConfig(nil)))
+		_, err := connectFails(t, z.Servers(), session.WithTLS(ca.ClientConfig(nil)))
 		assert.ErrorContains(t, err, "last attempt: "+z.Servers()[0]+": tls handshake: ")
+	})
+	t.Run("the config as WithTLS was called", func(t *testing.T) {
+		cfg := ca.ClientConfig(nil)
+		opt := session.WithTLS(cfg)
+		cfg.RootCAs = harness.NewCA(t, "other CA").Pool // not seen
+		cfg.ServerName = "elsewhere"
+		useSession(t, connect(t, z.TLSServers(), opt))
 	})
 }
 
@@ -100,7 +127,7 @@ func TestTLSServerName(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("an IP address the certificate does not name", func(t *testing.T) {
-		err := connectFails(t, []string{addr}, session.WithTLS(ca.ClientConfig(nil)))
+		_, err := connectFails(t, []string{addr}, session.WithTLS(ca.ClientConfig(nil)))
 		var name x509.HostnameError
 		require.ErrorAs(t, err, &name, "%v", err)
 		assert.ErrorContains(t, err, "x509: cannot validate certificate for 127.0.0.1 because it doesn't contain any IP SANs")
@@ -114,25 +141,79 @@ func TestTLSServerName(t *testing.T) {
 		useSession(t, connect(t, []string{addr}, session.WithTLS(cfg)))
 
 		cfg.ServerName = "elsewhere"
-		err := connectFails(t, []string{net.JoinHostPort("localhost", port)}, session.WithTLS(cfg))
+		_, err := connectFails(t, []string{addr}, session.WithTLS(cfg))
 		var name x509.HostnameError
 		require.ErrorAs(t, err, &name, "%v", err)
 		assert.ErrorContains(t, err, "not elsewhere")
 	})
 }
 
+// A name and its own IP address in one server list are two servers, each
+// verified as itself: with a certificate for the name alone, the name's
+// entry connects every time, whichever entry the shuffle tries first, and
+// the address's entry fails for its host name.
+func TestTLSNameBesideItsAddress(t *testing.T) {
+	ca := harness.NewCA(t, "")
+	z := harness.StartZKTLS(t, ca.Issue(t, "server", "localhost"), ca, false)
+	addr := z.TLSServers()[0]
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	servers := []string{net.JoinHostPort("localhost", port), addr}
+
+	const runs = 8 // a server name chosen at random would fail half of them
+	for range runs {
+		rec := tracetest.New()
+		c := connect(t, servers, session.WithTLS(ca.ClientConfig(nil)), session.WithTrace(rec.Trace()))
+		useSession(t, c)
+		c.Close()
+		for _, ci := range rec.Connects() {
+			if ci.Err == nil || ci.Server != addr {
+				continue // a connection, or localhost as ::1, where nothing listens
+			}
+			var name x509.HostnameError
+			require.ErrorAs(t, ci.Err, &name, "only the address's entry fails")
+			assert.Equal(t, "127.0.0.1", name.Host)
+		}
+	}
+}
+
 // A server that requires a client certificate refuses a client without
 // one, with an error that says so, and serves one with a certificate from
-// the CA it trusts.
+// the CA it trusts. Under TLS 1.3 the refusal comes after the client's
+// handshake, in ZooKeeper's: the error says the same.
 func TestTLSClientCertificate(t *testing.T) {
-	ca := harness.NewCA(t, "")
-	z := harness.StartZKTLS(t, ca.Issue(t, "server", "localhost", harness.Loopback), ca, true)
+	for _, tc := range []struct {
+		name  string
+		tls13 bool
+	}{{"TLS 1.2", false}, {"TLS 1.3", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ca := harness.NewCA(t, "")
+			z := harness.StartZKTLSWith(t, harness.ZKTLSOptions{
+				Server: ca.Issue(t, "server", "localhost", harness.Loopback), CA: ca,
+				NeedClientCert: true, TLS13Only: tc.tls13,
+			})
 
-	err := connectFails(t, z.TLSServers(), session.WithTLS(ca.ClientConfig(nil)))
-	assert.ErrorContains(t, err, "last attempt: "+z.TLSServers()[0]+": tls handshake: remote error: tls: bad certificate"+
-		" (no client certificate was given: the server may require one)")
+			_, err := connectFails(t, z.TLSServers(), session.WithTLS(ca.ClientConfig(nil)))
+			assert.ErrorContains(t, err, "last attempt: "+z.TLSServers()[0]+": ")
+			assert.ErrorContains(t, err, "remote error: tls: ")
+			assertRefusedCert(t, err)
+			assert.ErrorContains(t, err, "(no client certificate was given: the server may require one)")
 
-	useSession(t, connect(t, z.TLSServers(), session.WithTLS(ca.ClientConfig(ca.Issue(t, "client", "alice")))))
+			useSession(t, connect(t, z.TLSServers(), session.WithTLS(ca.ClientConfig(ca.Issue(t, "client", "alice")))))
+		})
+	}
+}
+
+// assertRefusedCert checks that err is a server's refusal of the client's
+// certificate: bad_certificate (ZooKeeper 3.8 on Java 17, in TLS 1.2 and
+// 1.3) or certificate_required (TLS 1.3, from other servers).
+func assertRefusedCert(t *testing.T, err error) {
+	t.Helper()
+	var op *net.OpError
+	require.ErrorAs(t, err, &op, "%v", err)
+	assert.Equal(t, "remote error", op.Op)
+	alert := op.Err.Error()
+	assert.True(t, alert == "tls: bad certificate" || alert == "tls: certificate required", "the alert: %q", alert)
 }
 
 // A nil tls.Config is bad input.
