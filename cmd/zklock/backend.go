@@ -148,6 +148,9 @@ func (b *backendOptions) validate(set map[string]bool) error {
 			return err
 		}
 	}
+	if err := b.validateKeyPrefix(); err != nil {
+		return err
+	}
 	if set["replica-ack"] && b.acks < 1 {
 		return fmt.Errorf("--replica-ack %d: want 1 replica or more", b.acks)
 	}
@@ -160,6 +163,31 @@ func (b *backendOptions) validate(set map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// validateKeyPrefix checks --key-prefix as the lock's package will, before
+// anything is connected to: memcachedlock's rule for memcached,
+// redlock's for Redlock (several --redis servers), else redislock's.
+func (b *backendOptions) validateKeyPrefix() error {
+	var err error
+	switch {
+	case b.name == backendMemcached:
+		err = memcachedlock.ValidKeyPrefix(b.keyPrefix)
+	case b.redlock():
+		err = redlock.ValidKeyPrefix(b.keyPrefix)
+	default:
+		err = redislock.ValidKeyPrefix(b.keyPrefix)
+	}
+	if err != nil {
+		return fmt.Errorf("--key-prefix: %w", err)
+	}
+	return nil
+}
+
+// redlock reports whether the lock is taken by Redlock: --backend redlock,
+// or several --redis servers (once validateRedis has parsed them).
+func (b *backendOptions) redlock() bool {
+	return b.name == backendRedlock || (b.name == backendRedis && len(b.redisServers.opts) > 1)
 }
 
 // orList is "a", "a or b", "a, b or c".

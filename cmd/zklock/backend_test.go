@@ -9,6 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
+	"github.com/zkrecipes/zkrecipes/compat/redlock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
@@ -143,6 +146,18 @@ func TestBackendUsageErrors(t *testing.T) {
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--replica-ack", "1"}, "--replica-ack needs one --redis server"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack", "0"}, "--replica-ack 0: want 1 replica or more"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--replica-ack-timeout", "1s"}, "--replica-ack-timeout needs --replica-ack"},
+		// A key prefix the lock would refuse: before anything is
+		// connected to (port 1 has no server: that would be exit 69).
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--key-prefix", "my app:"},
+			`--key-prefix: redislock: recipes: invalid argument: key prefix "my app:": no spaces`},
+		{[]string{"--backend", "redis-cluster", "--redis", "127.0.0.1:1,127.0.0.1:2", "--key-prefix", "app*"},
+			`--key-prefix: redislock: recipes: invalid argument: key prefix "app*": no spaces, control characters or glob characters`},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--key-prefix", "{app}"},
+			`--key-prefix: redlock: recipes: invalid argument: key prefix "{app}": no braces`},
+		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--key-prefix", "my app:"},
+			`--key-prefix: memcachedlock: recipes: invalid argument: key prefix "my app:": no spaces or control characters`},
+		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--key-prefix", strings.Repeat("p", memcachedlock.MaxKeyLen)},
+			"must be under 244 bytes"},
 		// The SQL backends: nothing is connected to (port 1 has no server).
 		{[]string{"--backend", "postgres"}, "--backend postgres needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},
 		{[]string{"--backend", "mysql"}, "--backend mysql needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},
@@ -184,4 +199,23 @@ func TestGlobalFlagsBeforeLs(t *testing.T) {
 	assert.Contains(t, p.stdout.String(), "holder")
 	h.closeStdin(t)
 	assert.Equal(t, exitOK, h.wait(t))
+}
+
+// The ACL rule a refusal's hint names is the one of the lock zklock
+// takes: Redlock's for several --redis servers, redislock's for the nodes
+// of a cluster.
+func TestACLRuleOfTheBackend(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1"}, redislock.ACLRule("app:")},
+		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}, redlock.ACLRule("app:")},
+		{[]string{"--backend", "redlock", "--redis", "127.0.0.1:1"}, redlock.ACLRule("app:")},
+		{[]string{"--backend", "redis-cluster", "--redis", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}, redislock.ACLRule("app:")},
+	} {
+		o, err := parseRun(append(tc.args, "--key-prefix", "app:", "/x", "--", "true"))
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, o.backend.aclRule(), "%v", tc.args)
+	}
 }

@@ -62,11 +62,11 @@
 //	                         "host=... user=... dbname=...") or mysql (over
 //	                         go-sql-driver/mysql: USER@tcp(HOST:PORT)/DB), passed to
 //	                         the driver as it is; it may not hold a password
-//	--dsn-file FILE          the DSN, password included: FILE's first line
-//	                         (or $ZKLOCK_DSN; one of the three places only)
+//	--dsn-file FILE          the DSN, password included: FILE's first line (not
+//	                         with --dsn); else $ZKLOCK_DSN, which either flag overrides
 //	--listen-dsn DSN         postgres: the connection waiters LISTEN on, to learn of
 //	                         releases at once (default: --dsn); also
-//	                         --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN
+//	                         --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN, alike
 //	--table NAME             the lock table, NAME or SCHEMA.NAME (default zkrecipes_locks)
 //	--ttl DUR                how long the lock outlives a zklock that dies (default 10s;
 //	                         whole seconds from 3s for memcached; from 100ms for
@@ -120,8 +120,8 @@
 //	                   each server's certificate names the host --servers gives
 //	--tls-cert FILE, --tls-key FILE  the client certificate and its key (PEM), for
 //	                   servers that require one (ssl.clientAuth=need); both or
-//	                   neither. --tls-cert alone turns TLS on, trusting the
-//	                   system's CAs
+//	                   neither. Without --tls-ca they turn TLS on too, trusting
+//	                   the system's CAs
 //
 // --acl defaults to creator when --auth-file is given: then no client
 // without the credentials can delete a holder's node (ZooKeeper checks a
@@ -155,16 +155,19 @@
 // zklock also sends PING, which such a user may be refused: a NOPERM
 // reply to it counts as an answer.
 //
-// SQL: the DSN is given in exactly one of --dsn (no password: one there
-// is refused, exit 64, its message showing the DSN masked), $ZKLOCK_DSN
-// or --dsn-file FILE (its first line); two of them is a usage error
-// naming both. The same for --listen-dsn, $ZKLOCK_LISTEN_DSN and
-// --listen-dsn-file. pgx also reads PGPASSWORD and ~/.pgpass when the
+// SQL: the DSN is --dsn (no password: one there is refused, exit 64, its
+// message showing the DSN masked) or --dsn-file FILE (its first line),
+// else $ZKLOCK_DSN: a flag wins over the environment, as
+// --redis-password-file wins over $REDISCLI_AUTH, so that a zklock in
+// another's COMMAND, which inherits its $ZKLOCK_DSN, takes the DSN its
+// own flags give. --dsn and --dsn-file together are a usage error naming
+// both. The same for --listen-dsn, --listen-dsn-file and
+// $ZKLOCK_LISTEN_DSN. pgx also reads PGPASSWORD and ~/.pgpass when the
 // DSN has no password. TLS to PostgreSQL and MySQL is the DSN's
 // (sslmode, sslrootcert; tls).
 //
-// COMMAND inherits zklock's environment, $REDISCLI_AUTH and $ZKLOCK_DSN
-// included when they are set.
+// COMMAND inherits zklock's environment, secrets included: $REDISCLI_AUTH,
+// $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.
 //
 // A server that refuses zklock's credentials, or a TLS handshake that
 // fails, ends the run with exit 69 and a message naming the server, what
@@ -179,8 +182,11 @@
 //	zklock: postgres 127.0.0.1:5432: authentication refused: FATAL: password authentication failed for user "app" (SQLSTATE 28P01) (check the user and the password of the DSN)
 //	zklock: mysql 127.0.0.1:3306: authentication refused: Error 1045 (28000): Access denied for user ... (check the user and the password of the DSN)
 //
-// zklock does not wait for ZooKeeper's connection timeout once every
-// server of --servers has failed the TLS handshake.
+// zklock does not wait for ZooKeeper's connection timeout once a whole
+// round of attempts has failed the TLS handshake: every address of every
+// server of --servers (a name may resolve to several), each tried once,
+// and one of them tried again. A server that could not be reached in the
+// round (it may come back) keeps it waiting.
 //
 // The lock kinds, --servers, --namespace, --session-timeout and ls are
 // ZooKeeper's only. On every backend the lease ends, and COMMAND is

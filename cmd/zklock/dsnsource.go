@@ -23,39 +23,31 @@ var (
 	listenDSN = dsnSource{flag: "listen-dsn", fileFlag: "listen-dsn-file", env: listenDSNEnv}
 )
 
-// resolve is the DSN from the one place it was given (value and file are
-// the flags' values, set tells which flags were given) and that place, for
-// messages: "--dsn", "$ZKLOCK_DSN" or "--dsn-file"; from is "" when it is
-// in none. Two places is a usage error naming both; a password in the
+// resolve is the DSN from the place it was given (value and file are the
+// flags' values, set tells which flags were given) and that place, for
+// messages: "--dsn", "--dsn-file" or "$ZKLOCK_DSN"; from is "" when it is
+// in none. A flag wins over the environment variable, as
+// --redis-password-file wins over $REDISCLI_AUTH: a zklock run by
+// another's COMMAND inherits its $ZKLOCK_DSN, and its own flags say what
+// it wants. Both flags is a usage error naming them. A password in the
 // flag is refused (command lines are public: ps), its message showing the
 // DSN masked.
 func (s dsnSource) resolve(value, file string, set map[string]bool) (dsn, from string, err error) {
-	env, inEnv := os.LookupEnv(s.env)
-	inEnv = inEnv && env != ""
-	var places []string
-	if set[s.flag] {
-		places = append(places, "--"+s.flag)
-	}
-	if set[s.fileFlag] {
-		places = append(places, "--"+s.fileFlag)
-	}
-	if inEnv {
-		places = append(places, "$"+s.env)
-	}
 	switch {
-	case len(places) > 1:
-		return "", "", fmt.Errorf("%s and %s both give the DSN: give it one way", places[0], places[1])
+	case set[s.flag] && set[s.fileFlag]:
+		return "", "", fmt.Errorf("--%s and --%s both give the DSN: give it one way", s.flag, s.fileFlag)
 	case set[s.fileFlag]:
 		dsn, err := readFirstLine("--"+s.fileFlag, file)
 		return dsn, "--" + s.fileFlag, err
-	case inEnv:
-		return env, "$" + s.env, nil
 	case set[s.flag]:
 		if len(dsnSecrets(value)) > 0 {
 			return "", "", fmt.Errorf("--%s %s: a password on the command line is refused (anyone on this machine can read it with ps): "+
 				"put the DSN in $%s or in a file named by --%s", s.flag, maskDSN(value), s.env, s.fileFlag)
 		}
 		return value, "--" + s.flag, nil
+	}
+	if env := os.Getenv(s.env); env != "" {
+		return env, "$" + s.env, nil
 	}
 	return "", "", nil
 }

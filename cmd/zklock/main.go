@@ -84,12 +84,12 @@ Where the lock lives (default: ZooKeeper):
                            driver takes it, without a password:
                            postgres://USER@HOST:PORT/DB?... or "host=... user=..."
                            (pgx); USER@tcp(HOST:PORT)/DB (go-sql-driver/mysql)
-  --dsn-file FILE          the DSN, password included: FILE's first line; or
-                           $ZKLOCK_DSN (give the DSN in one place only)
+  --dsn-file FILE          the DSN, password included: FILE's first line (not with
+                           --dsn); else $ZKLOCK_DSN, which either flag overrides
   --listen-dsn DSN         postgres: the connection waiters LISTEN on for releases
                            (default: --dsn); a direct one when --dsn goes through
                            PgBouncer in transaction mode, which cannot LISTEN;
-                           also --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN
+                           also --listen-dsn-file FILE or $ZKLOCK_LISTEN_DSN, alike
   --table NAME             the lock table, NAME or SCHEMA.NAME (default
                            zkrecipes_locks); created if missing (when the user may)
   --ttl DUR                how long the lock outlives a zklock that dies (redis,
@@ -124,7 +124,8 @@ none is printed):
   --tls-ca FILE            ZooKeeper (TLS on), rediss://: trust only the CAs in FILE
   --tls-cert FILE, --tls-key FILE  the client certificate and key (PEM), together
 A refused password or certificate exits 69, naming the server and what failed.
-COMMAND inherits the environment, $REDISCLI_AUTH and $ZKLOCK_DSN included.
+COMMAND inherits the environment, secrets included: $REDISCLI_AUTH, $ZKLOCK_DSN,
+$ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.
 
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)

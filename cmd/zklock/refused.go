@@ -153,9 +153,9 @@ func tlsHint(what string, o *tlsOptions) string {
 
 // aclRule is the Redis ACL rule the user of a Redis backend needs, for
 // the keys of --key-prefix: redlock's for Redlock (several --redis
-// servers), else redislock's.
+// servers, not the nodes of a cluster), else redislock's.
 func (b *backendOptions) aclRule() string {
-	if b.name == backendRedlock || len(b.redisServers.opts) > 1 {
+	if b.redlock() {
 		return redlock.ACLRule(b.keyPrefix)
 	}
 	return redislock.ACLRule(b.keyPrefix)

@@ -10,9 +10,10 @@ import (
 
 // PostgreSQL and MySQL (MariaDB) with passwords: the DSN comes from
 // $ZKLOCK_DSN or --dsn-file (or, for pgx, the password from PGPASSWORD
-// with a --dsn that has none). A refused password is exit 69,
-// "authentication refused", never shown; a password in --dsn, or the DSN
-// given two ways, is a usage error.
+// with a --dsn that has none); a flag wins over the environment, as for a
+// zklock run by another's COMMAND. A refused password is exit 69,
+// "authentication refused", never shown; a password in --dsn, or both
+// flags of a DSN, is a usage error.
 func TestSQLPasswords(t *testing.T) {
 	pg := harness.StartPostgresSecure(t, "pg-s3cr3t")
 	m := harness.StartMariaDB(t)
@@ -33,6 +34,16 @@ func TestSQLPasswords(t *testing.T) {
 		{"postgres, $ZKLOCK_LISTEN_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN(), "ZKLOCK_LISTEN_DSN=" + pg.PasswordDSN()},
 			[]string{"--backend", "postgres"}},
 		{"mysql, $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + myDSN}, []string{"--backend", "mysql"}},
+		{"postgres, --dsn-file over $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + wrongPG},
+			[]string{"--backend", "postgres", "--dsn-file", secretFile(t, "dsn", pg.PasswordDSN()+"\n")}},
+		{"postgres, --dsn over $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + wrongPG, "PGPASSWORD=pg-s3cr3t"},
+			[]string{"--backend", "postgres", "--dsn", pg.DSN()}},
+		{"postgres, --listen-dsn-file over $ZKLOCK_LISTEN_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN(), "ZKLOCK_LISTEN_DSN=" + wrongPG},
+			[]string{"--backend", "postgres", "--listen-dsn-file", secretFile(t, "listen", pg.PasswordDSN()+"\n")}},
+		// A zklock in another's COMMAND: it inherits the outer one's
+		// $ZKLOCK_DSN, and its --dsn-file wins.
+		{"nested, postgres then mysql", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()},
+			[]string{"--backend", "postgres", lockPath(t), "--", zklockBin, "--backend", "mysql", "--dsn-file", secretFile(t, "my", myDSN+"\n")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, p := runZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "echo", "ran")...)
@@ -76,10 +87,14 @@ func TestSQLPasswords(t *testing.T) {
 				"(anyone on this machine can read it with ps): put the DSN in $ZKLOCK_DSN or in a file named by --dsn-file"},
 		{"password in --listen-dsn", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()}, []string{"--backend", "postgres", "--listen-dsn", pg.PasswordDSN()},
 			"--listen-dsn postgres://postgres:xxxxx@" + pg.Addr() + "/zkr?sslmode=disable: a password on the command line is refused"},
-		{"--dsn and $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()}, []string{"--backend", "postgres", "--dsn", pg.DSN()},
-			"zklock: --dsn and $ZKLOCK_DSN both give the DSN: give it one way"},
-		{"--dsn-file and $ZKLOCK_DSN", []string{"ZKLOCK_DSN=" + myDSN}, []string{"--backend", "mysql", "--dsn-file", "/nonexistent"},
-			"zklock: --dsn-file and $ZKLOCK_DSN both give the DSN: give it one way"},
+		{"--dsn and --dsn-file", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()},
+			[]string{"--backend", "postgres", "--dsn", pg.DSN(), "--dsn-file", secretFile(t, "dsn2", pg.PasswordDSN()+"\n")},
+			"zklock: --dsn and --dsn-file both give the DSN: give it one way"},
+		{"--listen-dsn and --listen-dsn-file", []string{"ZKLOCK_DSN=" + pg.PasswordDSN()},
+			[]string{"--backend", "postgres", "--listen-dsn", pg.DSN(), "--listen-dsn-file", secretFile(t, "listen2", pg.PasswordDSN()+"\n")},
+			"zklock: --listen-dsn and --listen-dsn-file both give the DSN: give it one way"},
+		{"--dsn-file over $ZKLOCK_DSN: its file is read", []string{"ZKLOCK_DSN=" + myDSN}, []string{"--backend", "mysql", "--dsn-file", "/nonexistent"},
+			"zklock: --dsn-file: open /nonexistent: no such file"},
 		{"missing --dsn-file", nil, []string{"--backend", "mysql", "--dsn-file", "/nonexistent/dsn"}, "--dsn-file: open /nonexistent/dsn: no such file"},
 		{"no DSN", nil, []string{"--backend", "postgres"},
 			"--backend postgres needs a DSN: --dsn DSN (without a password), $ZKLOCK_DSN or --dsn-file FILE"},

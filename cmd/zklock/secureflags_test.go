@@ -29,6 +29,10 @@ func TestReadAuthFile(t *testing.T) {
 		"digest s3cr3t\n":         `line 1: want "digest USER:PASSWORD"`,
 		"# only a comment\n":      `no "digest USER:PASSWORD" line in it`,
 		"digest a:b\nip s3cr3t\n": `line 2: scheme "ip" is not supported`,
+		"s3cr3t alice\n":          `line 1: want "digest USER:PASSWORD"`, // a password first: a word like a scheme's name
+		"s3cr3tpw alice:x\n":      `line 1: want "digest USER:PASSWORD"`,
+		"kerberos s3cr3t\n":       `line 1: scheme "kerberos" is not supported`,
+		"x509 s3cr3t\n":           `line 1: scheme "x509" is not supported`,
 	} {
 		_, err := readAuthFile(secretFile(t, "a", content))
 		require.Error(t, err, "%q", content)
@@ -118,8 +122,16 @@ func TestDSNSource(t *testing.T) {
 		{name: "file", file: file, set: map[string]bool{"dsn-file": true}, want: "postgres://u:s3cr3t@h/db", from: "--dsn-file"},
 		{name: "password in the flag", value: "host=h password=s3cr3t", set: map[string]bool{"dsn": true},
 			err: "--dsn host=h password=xxxxx: a password on the command line is refused"},
-		{name: "flag and env", env: "x", value: "y", set: map[string]bool{"dsn": true}, err: "--dsn and $ZKLOCK_DSN both give the DSN"},
+		// A flag wins over the environment (a zklock run by another's
+		// COMMAND inherits its $ZKLOCK_DSN); the two flags together are a
+		// usage error.
+		{name: "flag over env", env: "x", value: "y", set: map[string]bool{"dsn": true}, want: "y", from: "--dsn"},
+		{name: "file over env", env: "x", file: file, set: map[string]bool{"dsn-file": true}, want: "postgres://u:s3cr3t@h/db", from: "--dsn-file"},
+		{name: "password in the flag, whatever the env", env: "x", value: "host=h password=s3cr3t", set: map[string]bool{"dsn": true},
+			err: "--dsn host=h password=xxxxx: a password on the command line is refused"},
 		{name: "flag and file", value: "y", file: file, set: map[string]bool{"dsn": true, "dsn-file": true},
+			err: "--dsn and --dsn-file both give the DSN"},
+		{name: "flag and file, and env", env: "x", value: "y", file: file, set: map[string]bool{"dsn": true, "dsn-file": true},
 			err: "--dsn and --dsn-file both give the DSN"},
 		{name: "empty file", file: secretFile(t, "empty", ""), set: map[string]bool{"dsn-file": true}, err: "the first line is empty"},
 	} {
@@ -136,6 +148,22 @@ func TestDSNSource(t *testing.T) {
 			assert.Equal(t, tc.from, from)
 		})
 	}
+	// The LISTEN DSN's places, by the same rules.
+	t.Setenv(listenDSNEnv, "x")
+	dsn, from, err := listenDSN.resolve("", file, map[string]bool{"listen-dsn-file": true})
+	require.NoError(t, err)
+	assert.Equal(t, "postgres://u:s3cr3t@h/db", dsn)
+	assert.Equal(t, "--listen-dsn-file", from)
+	dsn, from, err = listenDSN.resolve("y", "", map[string]bool{"listen-dsn": true})
+	require.NoError(t, err)
+	assert.Equal(t, "y", dsn)
+	assert.Equal(t, "--listen-dsn", from)
+	dsn, from, err = listenDSN.resolve("", "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "x", dsn)
+	assert.Equal(t, "$ZKLOCK_LISTEN_DSN", from)
+	_, _, err = listenDSN.resolve("y", file, map[string]bool{"listen-dsn": true, "listen-dsn-file": true})
+	assert.ErrorContains(t, err, "--listen-dsn and --listen-dsn-file both give the DSN")
 }
 
 // refusal tells the failures of credentials and certificates, wrapped as

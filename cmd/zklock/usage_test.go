@@ -153,3 +153,34 @@ func TestDocACLRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "\nuser locker on >PASSWORD "+redislock.ACLRule("app:")+"\n")
 }
+
+// COMMAND inherits zklock's environment, the secrets zklock reads in it
+// included, and the usage text and doc.go name every one of them.
+func TestCommandInheritsTheSecrets(t *testing.T) {
+	vars := []string{redisPasswordEnv, dsnEnv, listenDSNEnv, "PGPASSWORD"}
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	for where, text := range map[string]string{"zklock --help": usageText, "doc.go": string(doc)} {
+		i := strings.Index(text, "COMMAND inherits")
+		require.GreaterOrEqual(t, i, 0, "%s says what COMMAND inherits", where)
+		para, _, _ := strings.Cut(text[i:], "\n\n")
+		para, _, _ = strings.Cut(para, "\n//\n")
+		para = strings.Join(strings.Fields(strings.ReplaceAll(para, "//", "")), " ")
+		for _, v := range vars {
+			assert.Contains(t, para, "$"+v, "%s: %q", where, para)
+		}
+	}
+	assert.False(t, strings.Contains(string(doc), "--tls-cert alone"), "doc.go: --tls-cert needs --tls-key")
+
+	var env []string
+	var script strings.Builder
+	for _, v := range vars {
+		env = append(env, v+"=value-of-"+v)
+		script.WriteString(`echo "$` + v + `"; `)
+	}
+	code, p := runZklockEnv(t, env, "--servers", zkServers(t), lockPath(t), "--", "sh", "-c", script.String())
+	require.Equal(t, exitOK, code, "stderr: %s", p.stderr)
+	for _, v := range vars {
+		assert.Contains(t, p.stdout.String(), "value-of-"+v+"\n")
+	}
+}

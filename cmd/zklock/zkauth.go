@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -18,9 +17,14 @@ const (
 	aclRead    = "read"    // the identity may do anything, anyone may read (ls, watch)
 )
 
-// schemeName is what an authentication scheme's name looks like (digest,
-// sasl, x509, ip).
-var schemeName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+// zkSchemes are the authentication schemes ZooKeeper knows (its own and
+// the usual plug-ins'). A message names the first word of a line of
+// --auth-file only when it is one of them: another word may be the
+// secret itself ("s3cretpw alice").
+var zkSchemes = map[string]bool{
+	"digest": true, "sasl": true, "ip": true, "x509": true, "world": true,
+	"super": true, "auth": true, "kerberos": true,
+}
 
 // digestCred is one "digest USER:PASSWORD" line of --auth-file.
 type digestCred struct{ user, password string }
@@ -43,9 +47,9 @@ func readAuthFile(file string) ([]digestCred, error) {
 		scheme, cred, _ := strings.Cut(line, " ")
 		cred = strings.TrimSpace(cred)
 		if scheme != "digest" {
-			// The scheme is the first word: shown when it looks like one,
-			// not when it may be the credentials themselves.
-			if cred == "" || !schemeName.MatchString(scheme) {
+			// The scheme is the first word: named when it is one
+			// ZooKeeper knows, not when it may be the credentials.
+			if cred == "" || !zkSchemes[scheme] {
 				return nil, fmt.Errorf("--auth-file %s, line %d: want \"digest USER:PASSWORD\"", file, n)
 			}
 			return nil, fmt.Errorf("--auth-file %s, line %d: scheme %q is not supported: zklock authenticates with digest only (digest USER:PASSWORD)", file, n, scheme)

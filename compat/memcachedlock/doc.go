@@ -122,7 +122,9 @@
 // connection that did not authenticate, and a server certificate that the
 // client does not trust cannot be mended by trying again: Acquire and
 // TryAcquire return at once an error that is recipes.ErrNotAcquired and
-// says which, as (the first as the example's DialContext words it)
+// says which (a renewal that meets a certificate refused tries again
+// until the lease's deadline: a connection of the client's may still
+// work), as (the first as the example's DialContext words it)
 //
 //	recipes: lock not acquired: memcachedlock app:orders: dial tcp 10.0.0.1:11211: memcached authentication refused: CLIENT_ERROR authentication failure
 //	recipes: lock not acquired: memcachedlock app:orders: read the eviction setting of memcached at 10.0.0.1:11211 (stats settings): CLIENT_ERROR unauthenticated

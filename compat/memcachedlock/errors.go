@@ -27,18 +27,22 @@ var (
 // client was made with no address, or with one that did not resolve), a
 // key memcached refuses (memcache.ErrMalformedKey), a request the server
 // refuses as malformed or unauthenticated (CLIENT_ERROR, also from a
-// DialContext that authenticates and says so), and a TLS handshake that
-// failed on a certificate (ttl.BadCertificate). Others (a server that
-// cannot be reached or does not answer, a server error) stay transient.
-// gomemcache's Close closes idle connections only: a closed client still
-// works, so there is no closed-client error.
+// DialContext that authenticates and says so); and, with ttl.Refused (an
+// acquisition ends at it, a renewal tries again until the lease's
+// deadline), a TLS handshake that failed on a certificate
+// (ttl.BadCertificate). Others (a server that cannot be reached or does
+// not answer, a server error) stay transient. gomemcache's Close closes
+// idle connections only: a closed client still works, so there is no
+// closed-client error.
 func permanent(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, memcache.ErrNoServers), errors.Is(err, memcache.ErrMalformedKey),
-		strings.Contains(err.Error(), "CLIENT_ERROR"), ttl.BadCertificate(err):
+		strings.Contains(err.Error(), "CLIENT_ERROR"):
 		return ttl.Permanent(err)
+	case ttl.BadCertificate(err):
+		return ttl.Refused(err)
 	}
 	return err
 }

@@ -124,9 +124,11 @@ const (
 // New returns the lock whose item is key, after the key prefix
 // (WithKeyPrefix) when it has one; its marker and quiet items are that
 // item's key +":alive" and +":quiet" (see the package doc), so the prefix
-// and key together are at most MaxKeyLen bytes, and key may not end with
-// either suffix. It needs WithServerAddr or WithoutEvictionCheck. No I/O
-// is done.
+// and key together are at most MaxKeyLen bytes, and may not end with
+// either suffix (whether the suffix is in the key or spans the prefix and
+// the key: prefix "k:" and key "alive" would name the marker of the lock
+// "k"). So two locks with different items never share an item. It needs
+// WithServerAddr or WithoutEvictionCheck. No I/O is done.
 func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("memcachedlock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
@@ -141,14 +143,15 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		}
 		opt(&o)
 	}
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
+	}
 	item := o.prefix + key
 	switch {
-	case strings.ContainsFunc(o.prefix, badKeyRune):
-		return nil, bad("key prefix %q: no spaces or control characters in a memcached key", o.prefix)
 	case key == "" || len(item) > MaxKeyLen:
 		return nil, bad("key %q: with its prefix %q, must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, o.prefix, MaxKeyLen, aliveSuffix)
-	case strings.HasSuffix(key, aliveSuffix) || strings.HasSuffix(key, quietSuffix):
-		return nil, bad("key %q: keys ending in %q or %q name a lock's own items", key, aliveSuffix, quietSuffix)
+	case ownItem(item):
+		return nil, bad("key %q: with its prefix %q, it ends in %q or %q: keys ending so name a lock's own items", key, o.prefix, aliveSuffix, quietSuffix)
 	case strings.ContainsFunc(key, badKeyRune):
 		return nil, bad("key %q: no spaces or control characters in a memcached key", key)
 	}
@@ -181,10 +184,34 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 // protocol splits on spaces).
 func badKeyRune(r rune) bool { return r <= ' ' || r == 0x7f }
 
+// ownItem reports whether item (prefix and key) ends as a lock's marker or
+// quiet item does. Refusing such items keeps the layout injective
+// (TestLayoutIsInjective): the items of a lock are I, I+aliveSuffix and
+// I+quietSuffix, so locks with items A != B share one only if A = B+s for
+// a suffix s (A+s1 = B+s2 with two suffixes cannot be: they differ and
+// are of one length), and then A ends in s.
+func ownItem(item string) bool {
+	return strings.HasSuffix(item, aliveSuffix) || strings.HasSuffix(item, quietSuffix)
+}
+
+// ValidKeyPrefix returns nil when New takes prefix (WithKeyPrefix), else
+// an error that is recipes.ErrInvalidArgument and says why: a space or a
+// control character (memcached's text protocol splits keys on spaces), or
+// no room left for a key of one byte (MaxKeyLen).
+func ValidKeyPrefix(prefix string) error {
+	switch {
+	case strings.ContainsFunc(prefix, badKeyRune):
+		return fmt.Errorf("memcachedlock: %w: key prefix %q: no spaces or control characters in a memcached key", recipes.ErrInvalidArgument, prefix)
+	case len(prefix) >= MaxKeyLen:
+		return fmt.Errorf("memcachedlock: %w: key prefix %q: must be under %d bytes, to leave room for a key", recipes.ErrInvalidArgument, prefix, MaxKeyLen)
+	}
+	return nil
+}
+
 // WithKeyPrefix puts the lock's items under prefix (default none): the
 // lock item is prefix+key, its marker and quiet items prefix+key+":alive"
-// and prefix+key+":quiet". No spaces or control characters. Processes
-// that share a lock must use the same prefix.
+// and prefix+key+":quiet". No spaces or control characters
+// (ValidKeyPrefix). Processes that share a lock must use the same prefix.
 func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
 
 // Key is the lock's item key: the key prefix (WithKeyPrefix), then the

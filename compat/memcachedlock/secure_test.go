@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,4 +153,49 @@ func TestSecuredServerRefuses(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A certificate refused to a renewal's new connection (a certificate
+// rotated on one side only, say) does not end the lease at once, as it
+// ends an acquisition: the renewal is tried again until the lease's
+// deadline, and the lease lives on when a try gets through.
+func TestRenewalRetriesARefusedCertificate(t *testing.T) {
+	ca := harness.NewCA(t, "")
+	m := harness.StartMemcachedSecure(t, harness.MemcachedSecurity{TLS: ca.Issue(t, "memcached", harness.Loopback)})
+	trusted, untrusted := tlsDial(ca.ClientConfig(nil)), tlsDial(harness.NewCA(t, "another CA").ClientConfig(nil))
+	var (
+		untrust  atomic.Bool
+		refusals atomic.Int32
+		renewed  atomic.Int32 // renewals confirmed
+	)
+	trace := &recipes.Trace{Renewal: func(ri recipes.RenewalInfo) {
+		if ri.Err == nil {
+			renewed.Add(1)
+		}
+	}}
+	mc := clientWith(t, m.Addr(), func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if untrust.Load() {
+			refusals.Add(1)
+			return untrusted(ctx, network, addr)
+		}
+		return trusted(ctx, network, addr)
+	})
+	admin := clientWith(t, m.Addr(), trusted)
+	markFresh(t, admin, keyPrefix+"rotated")
+	l := newLock(t, mc, "rotated", memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTTL(10*time.Second),
+		memcachedlock.WithKeyPrefix(keyPrefix), memcachedlock.WithTrace(trace))
+	lease, err := l.Acquire(ctxT(t))
+	require.NoError(t, err)
+
+	untrust.Store(true)
+	require.NoError(t, mc.Close()) // its idle connections: the next request dials
+	require.Eventually(t, func() bool { return refusals.Load() >= 3 || lease.Err() != nil }, waitLimit, time.Millisecond,
+		"the renewal dials, is refused, and tries again")
+	assert.NoError(t, lease.Err(), "a refused certificate does not end the lease")
+	before := renewed.Load()
+	untrust.Store(false)
+	require.Eventually(t, func() bool { return renewed.Load() > before }, waitLimit, time.Millisecond,
+		"renewed once a try got through")
+	assert.NoError(t, lease.Err())
+	require.NoError(t, lease.Release(ctxT(t)))
 }

@@ -60,10 +60,12 @@
 // recipes.ErrLockLost, when the deadline passes unrenewed (also when the
 // network is silent), when a renewal finds the lock gone or someone else's
 // (deleted under the holder), or fails with an error that trying again
-// cannot mend (a refused authentication, permission or certificate):
-// before Redis can let the lock go and anyone else be granted it. Other
-// renewal errors (a connection reset by a failover, a slot migration's
-// TRYAGAIN or ASK) are tried again until the deadline. A process paused
+// cannot mend (a refused authentication or permission): before Redis can
+// let the lock go and anyone else be granted it. Other renewal errors (a
+// connection reset by a failover, a slot migration's TRYAGAIN or ASK, and
+// a certificate refused to a new connection, which ends an acquisition
+// at once but not a lease: a connection of the pool may still work) are
+// tried again until the deadline. A process paused
 // for longer than the margin cannot be told in time by any timer: fence
 // with the token.
 //

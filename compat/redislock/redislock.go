@@ -203,8 +203,8 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		return nil, fmt.Errorf("redislock: %w: TTL %v: must be from %v (room for the margin and renewals) to %v",
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
-	if err := redisguard.CheckPrefix(o.prefix); err != nil {
-		return nil, fmt.Errorf("redislock: %w: %w", recipes.ErrInvalidArgument, err)
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
 	}
 	if err := checkAck(o, c.r); err != nil {
 		return nil, err

@@ -10,9 +10,18 @@ import (
 // (default none): they are prefix+"{name}" and prefix+"{name}:quiet". So
 // an ACL can grant the lock exactly its own keys: ACLRule(prefix). The
 // prefix may not contain braces (they would change the hash tag), spaces,
-// control characters or glob characters (*?[]\). Processes that share a
-// lock must use the same prefix.
+// control characters or glob characters (*?[]\): ValidKeyPrefix.
+// Processes that share a lock must use the same prefix.
 func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+
+// ValidKeyPrefix returns nil when New takes prefix (WithKeyPrefix), else
+// an error that is recipes.ErrInvalidArgument and says why.
+func ValidKeyPrefix(prefix string) error {
+	if err := redisguard.CheckPrefix(prefix); err != nil {
+		return invalid("%w", err)
+	}
+	return nil
+}
 
 // ACLRule is the Redis ACL rule that lets a user run the locks whose key
 // prefix is prefix (WithKeyPrefix), and nothing else: with Redis 7.0 or

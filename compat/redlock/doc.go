@@ -111,7 +111,11 @@
 // Errors that trying again cannot mend (a closed client, a refused
 // authentication or ACL, a server certificate the client does not trust,
 // a script the server rejects) end Acquire at once when they leave too
-// few servers for a majority. Other errors (an
+// few servers for a majority. They end a lease in the same case only
+// (certificates aside: a renewal tries again until the lease's deadline,
+// since a connection of the pool may still work); one server's such
+// error beside a majority that may still answer is tried again, as a
+// transient one is. Other errors (an
 // unreachable server, a timeout) are tried again after the random delay
 // until ctx ends, and Acquire returns at ctx's end: what its attempts took
 // is released in the background past it, until the keys would have

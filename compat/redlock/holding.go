@@ -19,7 +19,11 @@ type holding struct {
 // Renew extends the lock on every server, and puts it back on a quiet
 // server that forgot it (nobody can have been granted it there since the
 // restart); it counts only with a majority. ErrNotOurs when too many
-// servers have it gone or someone else's for a majority.
+// servers have it gone or someone else's for a majority. Its error is
+// permanent (the lease ends at once) only when too many servers failed
+// for good for a majority, as an acquisition gives up; else it is tried
+// again until the lease's deadline: one server's permanent error must not
+// end a lease that the others can still renew.
 func (h holding) Renew(ctx context.Context) error {
 	l := h.l
 	rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply {
@@ -31,12 +35,15 @@ func (h holding) Renew(ctx context.Context) error {
 		}
 		return reply{code: n}
 	})
-	var ok, gone int
+	var ok, gone, final int
 	var errs []error
 	for _, r := range rs {
 		switch {
 		case r.err != nil:
 			errs = append(errs, r.err)
+			if ttl.EndsRenewal(r.err) {
+				final++
+			}
 		case r.code == 1:
 			ok++
 		default:
@@ -50,7 +57,12 @@ func (h holding) Renew(ctx context.Context) error {
 	case gone > n-q:
 		return fmt.Errorf("%w: gone or another's on %d of %d servers, extended on %d, %d needed", ttl.ErrNotOurs, gone, n, ok, q)
 	}
-	return redisguard.ExplainACL(fmt.Errorf("extended on %d of %d servers, %d needed: %w", ok, n, q, oneLine(errs)), l.needs())
+	err := redisguard.ExplainACL(fmt.Errorf("extended on %d of %d servers, %d needed: %w", ok, n, q, oneLine(errs)), l.needs())
+	if final > n-q {
+		// No majority is possible without the servers that cannot renew.
+		return ttl.Permanent(err)
+	}
+	return ttl.Transient(err)
 }
 
 // Free releases the lock on every server where it is still ours. With

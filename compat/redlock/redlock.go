@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -129,8 +128,8 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 	case o.retryDelay <= 0:
 		return nil, invalid("retry delay %v must be positive", o.retryDelay)
 	}
-	if err := redisguard.CheckPrefix(o.prefix); err != nil {
-		return nil, invalid("%w", err)
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
 	}
 	key := o.prefix + "{" + name + "}" // the lock's; the quiet marker adds a suffix
 	l := &Lock{members: members, name: name, keys: []string{key, key + ":quiet"}, o: o}

@@ -144,15 +144,20 @@ func (o *Once) Check(check func() error) error {
 // Permanent marks, with ttl.Permanent, the errors that trying again
 // cannot mend: a closed client, a refused authentication or permission
 // (also a command or key refused to a script by the user's ACL), a script
-// the server rejects, a TLS handshake that failed on a certificate
+// the server rejects; and, with ttl.Refused (an acquisition ends at it, a
+// renewal tries again until the lease's deadline: the pool's connections
+// may still work), a TLS handshake that failed on a certificate
 // (ttl.BadCertificate). Others (an unreachable server, a timeout, a
 // LOADING or TRYAGAIN reply) stay transient.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, redis.ErrClosed) || ttl.BadCertificate(err) {
+	if errors.Is(err, redis.ErrClosed) {
 		return ttl.Permanent(err)
+	}
+	if ttl.BadCertificate(err) {
+		return ttl.Refused(err)
 	}
 	var re redis.Error
 	if errors.As(err, &re) {

@@ -22,23 +22,25 @@ func (replyError) RedisError()     {}
 func TestPermanent(t *testing.T) {
 	for _, tc := range []struct {
 		err       error
-		permanent bool
+		permanent bool // for an acquisition
+		renewal   bool // ends a renewal too (not a certificate: Refused)
 	}{
-		{redis.ErrClosed, true},
-		{replyError("NOAUTH Authentication required."), true},
-		{replyError("WRONGPASS invalid username-password pair or user is disabled."), true},
-		{replyError("NOPERM this user has no permissions to run the 'evalsha' command"), true},
-		{replyError("ERR user_script:3: Script attempted to access nonexistent global variable"), true},
-		{replyError("ERR The user executing the script can't run this command or subcommand script: 3c10, on @user_script:1."), true},
-		{replyError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: a2e6, on @user_script:1."), true},
-		{fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), true},
-		{&tls.CertificateVerificationError{Err: x509.HostnameError{}}, true},
-		{replyError("LOADING Redis is loading the dataset in memory"), false},
-		{replyError("TRYAGAIN Multiple keys request during rehashing of slot"), false},
-		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
-		{context.DeadlineExceeded, false},
+		{redis.ErrClosed, true, true},
+		{replyError("NOAUTH Authentication required."), true, true},
+		{replyError("WRONGPASS invalid username-password pair or user is disabled."), true, true},
+		{replyError("NOPERM this user has no permissions to run the 'evalsha' command"), true, true},
+		{replyError("ERR user_script:3: Script attempted to access nonexistent global variable"), true, true},
+		{replyError("ERR The user executing the script can't run this command or subcommand script: 3c10, on @user_script:1."), true, true},
+		{replyError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: a2e6, on @user_script:1."), true, true},
+		{fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), true, false},
+		{&tls.CertificateVerificationError{Err: x509.HostnameError{}}, true, false},
+		{replyError("LOADING Redis is loading the dataset in memory"), false, false},
+		{replyError("TRYAGAIN Multiple keys request during rehashing of slot"), false, false},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false, false},
+		{context.DeadlineExceeded, false, false},
 	} {
 		assert.Equal(t, tc.permanent, errors.Is(Permanent(tc.err), ttl.ErrPermanent), "%v", tc.err)
+		assert.Equal(t, tc.renewal, ttl.EndsRenewal(Permanent(tc.err)), "a renewal: %v", tc.err)
 		assert.ErrorIs(t, Permanent(tc.err), tc.err)
 	}
 	assert.NoError(t, Permanent(nil))

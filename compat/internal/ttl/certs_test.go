@@ -2,10 +2,18 @@ package ttl
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"io"
+	"math/big"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,26 +45,73 @@ func TestBadCertificate(t *testing.T) {
 	}()
 	named := ca.ClientConfig(nil)
 	named.ServerName = "another.example"
+	// An alert that is not about certificates: GetCertificate's error
+	// makes crypto/tls send internal_error.
+	internal := serve(t, func(c net.Conn) net.Conn {
+		return tls.Server(c, &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return nil, errors.New("no certificate at hand")
+		}})
+	})
+	// VerifyPeerCertificate's error makes it send bad_certificate.
+	refusing := serve(t, func(c net.Conn) net.Conn {
+		return tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.Pair}, ClientAuth: tls.RequireAnyClientCert,
+			VerifyPeerCertificate: func([][]byte, [][]*x509.Certificate) error { return errors.New("not this one") }})
+	})
+	// A server that speaks TLS for the handshake, then not: the client
+	// meets a malformed record after the first.
+	garbled := serve(t, func(c net.Conn) net.Conn {
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.Pair}})
+		_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if tc.Handshake() == nil {
+			_, _ = c.Write([]byte("+PONG\r\n")) // in the clear
+		}
+		return c
+	})
+	early, earlyRoots := selfSigned(t, time.Now().Add(time.Hour), time.Now().Add(2*time.Hour))
+	notYet := serve(t, func(c net.Conn) net.Conn {
+		return tls.Server(c, &tls.Config{Certificates: []tls.Certificate{early}})
+	})
+	old, oldRoots := selfSigned(t, time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour))
+	expired := serve(t, func(c net.Conn) net.Conn {
+		return tls.Server(c, &tls.Config{Certificates: []tls.Certificate{old}})
+	})
+	client := ca.ClientConfig(ca.Issue(t, "client", "client"))
 
+	var (
+		record  tls.RecordHeaderError
+		invalid x509.CertificateInvalidError
+		remote  *net.OpError
+	)
 	for _, tc := range []struct {
 		name string
 		addr string
 		cfg  *tls.Config
 		bad  bool
+		as   any // the error is one of these (errors.As), when set
 	}{
-		{"trusted", optional, ca.ClientConfig(nil), false},
-		{"another CA", optional, harness.NewCA(t, "another").ClientConfig(nil), true},
-		{"another name", optional, named, true},
-		{"no client certificate", required, ca.ClientConfig(nil), true},
-		{"a client certificate", required, ca.ClientConfig(ca.Issue(t, "client", "client")), false},
-		{"a plain server", plain, ca.ClientConfig(nil), true},
-		{"nothing listening", closed, ca.ClientConfig(nil), false},
+		{"trusted", optional, ca.ClientConfig(nil), false, nil},
+		{"another CA", optional, harness.NewCA(t, "another").ClientConfig(nil), true, nil},
+		{"another name", optional, named, true, nil},
+		{"no client certificate", required, ca.ClientConfig(nil), true, &remote},
+		{"a client certificate", required, client, false, nil},
+		{"a plain server", plain, ca.ClientConfig(nil), true, &record},
+		{"nothing listening", closed, ca.ClientConfig(nil), false, nil},
+		{"an internal_error alert", internal, ca.ClientConfig(nil), false, &remote},
+		{"a bad_certificate alert", refusing, client, true, &remote},
+		{"a malformed record after the handshake", garbled, ca.ClientConfig(nil), false, &record},
+		{"a certificate not valid yet (a clock behind)", notYet, &tls.Config{RootCAs: earlyRoots, ServerName: "server"}, false, &invalid},
+		{"an expired certificate", expired, &tls.Config{RootCAs: oldRoots, ServerName: "server"}, true, &invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := talk(tc.addr, tc.cfg)
 			switch {
 			case tc.name == "trusted" || tc.name == "a client certificate":
 				require.NoError(t, err)
+				return
+			case tc.as != nil:
+				require.ErrorAs(t, err, tc.as, "the failure the case is about")
+			}
+			switch {
 			case tc.bad:
 				require.Error(t, err)
 				assert.True(t, BadCertificate(err), "%v", err)
@@ -65,10 +120,51 @@ func TestBadCertificate(t *testing.T) {
 				require.Error(t, err)
 				assert.False(t, BadCertificate(err), "%v", err)
 			}
+			// A dialer that wraps the handshake's error in one of its own
+			// (gomemcache's DialContext, say): the chain is searched
+			// past the first *net.OpError.
+			dial := &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("handshake: %w", err)}
+			assert.Equal(t, tc.bad, BadCertificate(dial), "wrapped in a dial error: %v", dial)
+			assert.Equal(t, tc.bad, BadCertificate(errors.Join(errors.New("another server: refused"), dial)), "joined")
+			assert.Equal(t, tc.bad, BadCertificate(Transient(Refused(dial))), "marked")
 		})
 	}
 	assert.False(t, BadCertificate(context.DeadlineExceeded))
 	assert.False(t, BadCertificate(nil))
+}
+
+// The alerts about certificates, and no other, as crypto/tls reports one
+// it received (its alert type is unexported; tls.AlertError has the same
+// text).
+func TestCertificateAlerts(t *testing.T) {
+	for a := range 256 {
+		alert := tls.AlertError(a)
+		want := slices.Contains([]int{42, 43, 44, 45, 46, 48, 49, 116}, a)
+		remote := &net.OpError{Op: "remote error", Err: alert}
+		assert.Equal(t, want, BadCertificate(remote), "%v", remote)
+		assert.False(t, BadCertificate(&net.OpError{Op: "read", Err: alert}), "not received: %v", alert)
+	}
+	assert.False(t, BadCertificate(&net.OpError{Op: "remote error"}))
+	assert.False(t, BadCertificate(tls.RecordHeaderError{Msg: "received record with version 504f when expecting version 303"}),
+		"a malformed record after the first")
+}
+
+// selfSigned is a certificate for "server" valid from notBefore to
+// notAfter, and a pool that trusts it.
+func selfSigned(t *testing.T, notBefore, notAfter time.Time) (tls.Certificate, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "server"},
+		DNSNames: []string{"server"}, NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
 // talk dials addr with TLS, writes a line and reads the answer: a server

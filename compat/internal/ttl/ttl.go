@@ -6,11 +6,12 @@
 // third of the TTL, and the lease ends when the deadline passes
 // unrenewed (whatever the network does), when a renewal finds the lock
 // gone or someone else's, or when it fails with an error that trying
-// again cannot mend (ErrPermanent). A renewal that fails otherwise (a
-// connection reset by a failover, a slot migration's TRYAGAIN) is tried
-// again until the deadline (Retry). One timer for the whole process wakes the watchdogs (clock.go):
-// a lease costs no goroutine and no timer of its own until a renewal is
-// due.
+// again cannot mend (Permanent). A renewal that fails otherwise (a
+// connection reset by a failover, a slot migration's TRYAGAIN, a
+// certificate refused to a new connection: Refused) is tried again until
+// the deadline. One timer for the whole process wakes the watchdogs
+// (clock.go): a lease costs no goroutine and no timer of its own until a
+// renewal is due.
 package ttl
 
 import (
@@ -36,32 +37,113 @@ var (
 )
 
 // ErrPermanent marks an error that trying again cannot mend (a closed
-// client, a refused authentication, a script the server rejects): Acquire
-// returns it at once, and a background release gives up. Backends wrap
-// such errors with Permanent; every other error is taken as transient (an
-// unreachable server) and retried within the caller's context.
+// client, a refused authentication, a script the server rejects, a
+// certificate refused): Acquire returns it at once, and a background
+// release gives up. A renewal stops at it too, unless it is only Refused.
+// Backends wrap such errors with Permanent or Refused; every other error
+// is taken as transient (an unreachable server) and retried within the
+// caller's context.
 var ErrPermanent = errors.New("permanent")
 
-// Permanent marks err as permanent (nil stays nil).
+// Permanent marks err as permanent (nil stays nil): an acquisition, a
+// renewal and a release all give up at it.
 func Permanent(err error) error {
-	if err == nil || errors.Is(err, ErrPermanent) {
+	if err == nil || markOf(err) == forGood {
 		return err
 	}
-	return permanentError{err}
+	return permanentError{err, forGood}
 }
 
-type permanentError struct{ err error }
+// Refused marks err as a new connection's refusal that trying again meets
+// again, a certificate refused (BadCertificate) (nil stays nil). It is
+// ErrPermanent, so an acquisition returns it at once and a release gives
+// up; but a renewal tries again, as after a transient error, until the
+// lease's deadline: a connection the client already holds may still work
+// (a pool's, made before a certificate was rotated), and a holder gains
+// nothing by ending its lease before then.
+func Refused(err error) error {
+	if err == nil || markOf(err) == refused {
+		return err
+	}
+	return permanentError{err, refused}
+}
+
+// Transient marks err as one that trying again may mend (nil stays nil):
+// it is not ErrPermanent, whatever it wraps, and errors.Is and errors.As
+// see through it to everything else. Redlock's renewal uses it for a
+// server's permanent error while a majority of the servers may still
+// answer.
+func Transient(err error) error {
+	if err == nil || markOf(err) == transient {
+		return err
+	}
+	return transientError{err}
+}
+
+// EndsRenewal reports whether a renewal that failed with err is not tried
+// again: err is marked Permanent, and its outermost mark is not Refused
+// or Transient.
+func EndsRenewal(err error) bool { return markOf(err) == forGood }
+
+// mark is how an error is marked for trying again.
+type mark int
+
+const (
+	unmarked  mark = iota // transient: not ErrPermanent
+	forGood               // Permanent
+	refused               // Refused: permanent, but a renewal tries again
+	transient             // Transient: not ErrPermanent, whatever it wraps
+)
+
+// marked is the type of the marks' errors.
+type marked interface{ mark() mark }
+
+// markOf is err's outermost mark (the first found as errors.As searches),
+// or unmarked.
+func markOf(err error) mark {
+	var m marked
+	if errors.As(err, &m) {
+		return m.mark()
+	}
+	return unmarked
+}
+
+type permanentError struct {
+	err  error
+	kind mark // forGood or refused
+}
 
 func (e permanentError) Error() string        { return e.err.Error() }
 func (e permanentError) Unwrap() error        { return e.err }
 func (e permanentError) Is(target error) bool { return target == ErrPermanent }
+func (e permanentError) mark() mark           { return e.kind }
+
+// transientError hides the marks of the error it wraps: it has no Unwrap,
+// and answers errors.Is and errors.As for it, but never for ErrPermanent
+// or a mark.
+type transientError struct{ err error }
+
+func (e transientError) Error() string { return e.err.Error() }
+func (e transientError) mark() mark    { return transient }
+
+func (e transientError) Is(target error) bool {
+	return target != ErrPermanent && errors.Is(e.err, target)
+}
+
+func (e transientError) As(target any) bool {
+	switch target.(type) {
+	case *marked, *permanentError:
+		return false // the marks inside stay hidden
+	}
+	return errors.As(e.err, target)
+}
 
 // Server is one holding's lock on its server(s).
 type Server interface {
 	// Renew tries once to extend the lock by its TTL if it is still ours;
 	// ErrNotOurs if it is not. The watchdog tries again after any other
-	// error not marked ErrPermanent, until ctx (which ends at the lease's
-	// deadline) ends.
+	// error not marked Permanent (one marked Refused or Transient too),
+	// until ctx (which ends at the lease's deadline) ends.
 	Renew(ctx context.Context) error
 	// Free gives the lock up if it is still ours (compare and delete), and
 	// wakes the next waiter where the backend can.
@@ -241,12 +323,13 @@ func (w *watchdog) reportRenewal(sent time.Time, err error) {
 	}
 }
 
-// renew renews the lock, in ctx, trying again after transient errors, and
+// renew renews the lock, in ctx, trying again after errors that do not
+// end a renewal (transient, or Refused: the deadline bounds them), and
 // moves the deadline to sent plus the validity when it is confirmed; a
 // failure ends the holding.
 func (w *watchdog) renew(ctx context.Context, sent time.Time) {
 	defer w.renewing.Done()
-	err := Retry(ctx, 0, func() error { return w.srv.Renew(ctx) })
+	err := retry(ctx, 0, EndsRenewal, func() error { return w.srv.Renew(ctx) })
 	late := ctx.Err() == context.DeadlineExceeded
 	w.reportRenewal(sent, err)
 	w.mu.Lock()
@@ -378,9 +461,15 @@ func freeInBackground(base context.Context, srv Server, until time.Time) {
 // limit), pausing between tries: 5 ms, doubled up to 200 ms, with jitter.
 // It returns op's last error.
 func Retry(ctx context.Context, tries int, op func() error) error {
+	return retry(ctx, tries, func(err error) bool { return errors.Is(err, ErrPermanent) }, op)
+}
+
+// retry is Retry, giving up at the errors for which final is true (and
+// at ErrNotOurs).
+func retry(ctx context.Context, tries int, final func(error) bool, op func() error) error {
 	for try, pause := 1, retryPause; ; try, pause = try+1, min(2*pause, retryPauseCap) {
 		err := op()
-		if err == nil || errors.Is(err, ErrNotOurs) || errors.Is(err, ErrPermanent) || ctx.Err() != nil || try == tries {
+		if err == nil || errors.Is(err, ErrNotOurs) || final(err) || ctx.Err() != nil || try == tries {
 			return err
 		}
 		if !Sleep(ctx, Jitter(pause)) {
