@@ -66,10 +66,11 @@ func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 		<-ready // conn is set
 		c.onSessionEvent(gen, conn, ev.State)
 	}
+	next := new(nextTarget) // the host provider's pick, for the dialer
 	conn, _, err := zk.Connect(c.servers, c.cfg.sessionTimeout,
 		zk.WithEventCallback(cb),
-		zk.WithDialer(c.live.dialerOfConn()),
-		zk.WithHostProvider(newHostProvider(&c.live)),
+		zk.WithDialer(c.live.dialerOfConn(next)),
+		zk.WithHostProvider(newHostProvider(&c.live, next)),
 		zk.WithLogger(zkLogger{c.log}))
 	close(ready)
 	if err != nil {

@@ -124,9 +124,10 @@ func (l *liveness) handshakeBound() time.Duration {
 }
 
 // dialTracked dials address within the handshake's bound (and go-zookeeper's
-// own dial timeout), makes the TLS handshake under WithTLS, and wraps the
+// own dial timeout), makes the TLS handshake under WithTLS (verifying the
+// server as host, or when it is "" as address's host), and wraps the
 // connection.
-func (l *liveness) dialTracked(network, address string, timeout time.Duration) (*trackedConn, error) {
+func (l *liveness) dialTracked(network, address, host string, timeout time.Duration) (*trackedConn, error) {
 	bound := l.handshakeBound()
 	start := time.Now()
 	by := start.Add(bound)
@@ -142,7 +143,10 @@ func (l *liveness) dialTracked(network, address string, timeout time.Duration) (
 	if l.secure != nil {
 		// Within the bound (the deadline just set), and under the
 		// tracking: the frames it splits are ZooKeeper's, inside TLS.
-		if c, err = l.secure.handshake(c, address); err != nil {
+		if host == "" {
+			host, _, _ = net.SplitHostPort(address)
+		}
+		if c, err = l.secure.handshake(c, host); err != nil {
 			l.logTLSFailure(address, err)
 			l.attemptFailed(address, start, failedTLS, err)
 			return nil, err
@@ -207,7 +211,8 @@ func (l *liveness) attemptFailed(server string, start time.Time, kind failure, e
 //     address has failed once since the last connection (or the last
 //     pause).
 type hostProvider struct {
-	l *liveness
+	l    *liveness
+	next *nextTarget // its connection's: Next sets it for the dialer
 
 	mu      sync.Mutex
 	targets []target // shuffled; not changed after Init
@@ -218,8 +223,8 @@ type hostProvider struct {
 
 var _ zk.HostProvider = (*hostProvider)(nil)
 
-func newHostProvider(l *liveness) *hostProvider {
-	return &hostProvider{l: l, curr: -1, fresh: true}
+func newHostProvider(l *liveness, next *nextTarget) *hostProvider {
+	return &hostProvider{l: l, next: next, curr: -1, fresh: true}
 }
 
 // Init resolves the servers, keeping each address with the host it comes
@@ -273,7 +278,7 @@ func (p *hostProvider) Next() (string, bool) {
 	defer p.mu.Unlock()
 	p.curr = (p.curr + 1) % len(p.targets)
 	t := &p.targets[p.curr]
-	p.l.secure.dialing(t)
+	p.next.set(t)
 	if !p.fresh {
 		p.failed++
 	}

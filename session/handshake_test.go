@@ -64,7 +64,7 @@ func TestHandshakeDeadlineOnASilentServer(t *testing.T) {
 	}()
 	l := &liveness{requested: 300 * time.Millisecond}
 	l.servers.Store(1)
-	c, err := l.dial("tcp", ln.Addr().String(), time.Second, false)
+	c, err := l.dial("tcp", ln.Addr().String(), "", time.Second, false)
 	require.NoError(t, err)
 	defer c.Close()
 	defer func() { (<-accepted).Close() }()
@@ -80,7 +80,7 @@ func TestHandshakeDeadlineOnASilentServer(t *testing.T) {
 // last connection: a disconnection from B in [A B] tries A, then B at once.
 func TestHostProviderPausesAfterAFullRound(t *testing.T) {
 	l := &liveness{}
-	p := newHostProvider(l)
+	p := newHostProvider(l, new(nextTarget))
 	require.NoError(t, p.Init([]string{"127.0.0.1:1", "127.0.0.1:2"}))
 	assert.EqualValues(t, 2, l.servers.Load())
 	var seq []bool
@@ -98,7 +98,7 @@ func TestHostProviderPausesAfterAFullRound(t *testing.T) {
 	next() // a full round failed again: pause
 	assert.Equal(t, []bool{false, false, false, false, true, false, true}, seq)
 
-	one := newHostProvider(&liveness{})
+	one := newHostProvider(&liveness{}, nil)
 	require.NoError(t, one.Init([]string{"127.0.0.1:1"}))
 	_, retry := one.Next()
 	assert.False(t, retry, "the first attempt")
@@ -113,8 +113,8 @@ func TestHostProviderPausesAfterAFullRound(t *testing.T) {
 // entries resolve to one address: over every round of Next, the TLS dialer
 // is told each target once, the address Next returns with its own host.
 func TestHostProviderKeepsEachHostWithItsAddress(t *testing.T) {
-	l := &liveness{secure: newTLSDialer(&tls.Config{})}
-	p := newHostProvider(l)
+	next := new(nextTarget)
+	p := newHostProvider(&liveness{}, next)
 	require.NoError(t, p.Init([]string{"localhost:1", "127.0.0.1:1"}))
 	ips, err := net.DefaultResolver.LookupHost(context.Background(), "localhost")
 	require.NoError(t, err)
@@ -127,8 +127,8 @@ func TestHostProviderKeepsEachHostWithItsAddress(t *testing.T) {
 		var got []target
 		for range p.Len() {
 			addr, _ := p.Next()
-			require.Equal(t, addr, l.secure.next.Load().addr, "the dialer is told of the address Next returns")
-			got = append(got, target{addr, l.secure.serverName(addr)})
+			require.Equal(t, addr, next.p.Load().addr, "the dialer is told of the address Next returns")
+			got = append(got, target{addr, next.hostOf(addr)})
 		}
 		assert.ElementsMatch(t, want, got, "round %d", round)
 	}
@@ -145,14 +145,15 @@ func TestTLSDialerVerifiesTheHostOfNext(t *testing.T) {
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	l := &liveness{requested: 30 * time.Second, secure: newTLSDialer(ca.ClientConfig(nil))}
-	p := newHostProvider(l)
+	next := new(nextTarget)
+	p := newHostProvider(l, next)
 	require.NoError(t, p.Init([]string{net.JoinHostPort("localhost", port), addr}))
 	for round := range 4 {
 		var verified, refused int
 		for range p.Len() {
 			a, _ := p.Next()
-			host := l.secure.next.Load().host
-			c, err := l.dialTracked("tcp", a, time.Minute)
+			host := next.hostOf(a)
+			c, err := l.dialTracked("tcp", a, host, time.Minute)
 			switch {
 			case a != addr: // localhost as ::1: nothing listens there
 				require.Error(t, err)
@@ -228,7 +229,7 @@ func TestTLSAlertOnTheFirstRead(t *testing.T) {
 	logs := &levels{}
 	l := &liveness{requested: 30 * time.Second, secure: newTLSDialer(ca.ClientConfig(nil)), log: slog.New(logs)}
 	l.servers.Store(1)
-	c, err := l.dial("tcp", addr, time.Minute, false)
+	c, err := l.dial("tcp", addr, "", time.Minute, false)
 	require.NoError(t, err, "the client's TLS 1.3 handshake returns before the server judges it")
 	defer c.Close()
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Minute)))

@@ -73,11 +73,32 @@ type target struct {
 // tlsDialer makes the TLS handshakes of a client with WithTLS.
 type tlsDialer struct {
 	cfg *tls.Config
+}
 
-	// next is the target of the next dial, set by hostProvider.Next:
-	// go-zookeeper dials the address Next gives at once, on the goroutine
-	// that called Next.
-	next atomic.Pointer[target]
+// nextTarget is the target of one zk.Conn's next dial, shared by its host
+// provider (Next sets it) and its dialer (which reads it): go-zookeeper
+// dials the address Next gives at once, on the goroutine that called
+// Next. One per connection, so that a replaced connection winding down
+// beside its successor cannot lend it its target.
+type nextTarget struct{ p atomic.Pointer[target] }
+
+// set notes that t is dialed next.
+func (n *nextTarget) set(t *target) {
+	if n != nil {
+		n.p.Store(t)
+	}
+}
+
+// hostOf is the host address is verified as: the host of the target Next
+// gave for it, or address's own host.
+func (n *nextTarget) hostOf(address string) string {
+	if n != nil {
+		if t := n.p.Load(); t != nil && t.addr == address {
+			return t.host
+		}
+	}
+	host, _, _ := net.SplitHostPort(address)
+	return host
 }
 
 // newTLSDialer returns the dialer of cfg; nil when cfg is nil (plain TCP).
@@ -88,33 +109,13 @@ func newTLSDialer(cfg *tls.Config) *tlsDialer {
 	return &tlsDialer{cfg: cfg}
 }
 
-// dialing notes that t is dialed next.
-func (d *tlsDialer) dialing(t *target) {
-	if d != nil {
-		d.next.Store(t)
-	}
-}
-
-// serverName is the name address is verified as: the host of the target
-// Next gave for it, or its own host. (A client dials from one goroutine at
-// a time, but for the moments a replaced connection winds down beside the
-// new one; a dial that then finds the other's target for another address
-// is verified as its own host.)
-func (d *tlsDialer) serverName(address string) string {
-	if t := d.next.Load(); t != nil && t.addr == address {
-		return t.host
-	}
-	host, _, _ := net.SplitHostPort(address)
-	return host
-}
-
-// handshake runs the TLS handshake of a connection to address on raw,
-// within raw's deadline, and returns the TLS connection; on failure raw is
-// closed.
-func (d *tlsDialer) handshake(raw net.Conn, address string) (net.Conn, error) {
+// handshake runs the TLS handshake of a connection on raw, within raw's
+// deadline, verifying the server as host unless the config names the
+// server, and returns the TLS connection; on failure raw is closed.
+func (d *tlsDialer) handshake(raw net.Conn, host string) (net.Conn, error) {
 	cfg := d.cfg.Clone()
 	if cfg.ServerName == "" {
-		cfg.ServerName = d.serverName(address)
+		cfg.ServerName = host
 	}
 	c := tls.Client(raw, cfg)
 	if err := c.Handshake(); err != nil {

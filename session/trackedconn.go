@@ -89,11 +89,13 @@ func (t *trackedConn) Write(p []byte) (int, error) {
 }
 
 // dialerOfConn is the Dialer of one zk.Conn: its connections after the
-// first are reconnections, whose first replies wait for watchGate.
-func (l *liveness) dialerOfConn() func(network, address string, timeout time.Duration) (net.Conn, error) {
+// first are reconnections, whose first replies wait for watchGate; under
+// WithTLS each server is verified as the host its host provider gave it
+// for (next).
+func (l *liveness) dialerOfConn(next *nextTarget) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	dialed := false // go-zookeeper dials from one goroutine
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		c, err := l.dial(network, address, timeout, dialed)
+		c, err := l.dial(network, address, next.hostOf(address), timeout, dialed)
 		if err == nil {
 			dialed = true
 		}
@@ -103,8 +105,8 @@ func (l *liveness) dialerOfConn() func(network, address string, timeout time.Dur
 
 // dial is go-zookeeper's Dialer, tracking the connection it makes and
 // bounding its handshake (handshake.go).
-func (l *liveness) dial(network, address string, timeout time.Duration, reconnection bool) (net.Conn, error) {
-	t, err := l.dialTracked(network, address, timeout)
+func (l *liveness) dial(network, address, host string, timeout time.Duration, reconnection bool) (net.Conn, error) {
+	t, err := l.dialTracked(network, address, host, timeout)
 	if err != nil {
 		return nil, err
 	}

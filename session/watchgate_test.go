@@ -52,7 +52,7 @@ func TestWatchGate(t *testing.T) {
 			}()
 			l := &liveness{requested: 6 * time.Second}
 			l.servers.Store(1)
-			conn, err := l.dial("tcp", ln.Addr().String(), time.Second, tc.reconnection)
+			conn, err := l.dial("tcp", ln.Addr().String(), "", time.Second, tc.reconnection)
 			require.NoError(t, err)
 			defer conn.Close()
 			_, err = conn.Write(frame(make([]byte, 44))) // the connect request
