@@ -38,7 +38,7 @@ func ValidKeyPrefix(prefix string) error {
 //
 // ACLRule("app:") is
 //
-//	~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+//	~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
 //
 // The keys and channels are the prefix's. The commands are every one
 // the lock sends, and every one its scripts call (Redis checks both):
@@ -49,7 +49,9 @@ func ValidKeyPrefix(prefix string) error {
 //     queue; TIME (tokens, the quiet period); INFO (the server's uptime
 //     and run id for the quiet period after a restart, and the eviction
 //     check's memory settings: WithoutEvictionCheck does not make it
-//     unneeded); PUBLISH, or SPUBLISH on a Redis Cluster, of a grant;
+//     unneeded); PUBLISH, or SPUBLISH on a Redis Cluster, of a grant,
+//     and PUBSUB NUMSUB, or PUBSUB SHARDNUMSUB, whether its waiter's
+//     client listens;
 //   - SUBSCRIBE, or SSUBSCRIBE on a Redis Cluster, for a Client's waiters;
 //   - a *redis.ClusterClient's CLUSTER SLOTS (its slot map), COMMAND (the
 //     commands' key positions; refused, go-redis would ask again before
@@ -58,8 +60,8 @@ func ValidKeyPrefix(prefix string) error {
 //     pipeline, which does not fall back to EVAL).
 //
 // An operator may leave out what the deployment does not use: the
-// cluster's commands (SPUBLISH, SSUBSCRIBE, CLUSTER|SLOTS, COMMAND,
-// ASKING) on one server or under Sentinel, WAIT and SCRIPT|LOAD without
+// cluster's commands (SPUBLISH, PUBSUB|SHARDNUMSUB, SSUBSCRIBE,
+// CLUSTER|SLOTS, COMMAND, ASKING) on one server or under Sentinel, WAIT and SCRIPT|LOAD without
 // WithReplicaAck.
 //
 // AUTH and HELLO need no permission. What else go-redis sends at connect
@@ -75,6 +77,7 @@ func ACLRule(prefix string) string { return redisguard.Rule(prefix, true, aclCom
 var aclCommands = []string{
 	"evalsha", "eval",
 	"get", "set", "del", "pexpire", "pttl", "rpush", "lpop", "lpos", "lset", "lrem", "lrange", "time", "info", "publish", "spublish",
+	"pubsub|numsub", "pubsub|shardnumsub",
 	"subscribe", "ssubscribe",
 	"cluster|slots", "command", "asking",
 	"wait", "script|load",

@@ -2,6 +2,8 @@ package redislock_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,4 +187,72 @@ func TestMasterKilledWhileHeld(t *testing.T) {
 			at.Sub(g.at).Round(time.Millisecond), context.Cause(lease.Context()))
 	}
 	require.NoError(t, g.lease.Release(ctx))
+}
+
+// A waiter whose subscription is on a replica of the lock's master (its
+// client's slot map was stale when it subscribed, as after a failover:
+// Redis lets a replica serve SSUBSCRIBE, and a master's SPUBLISH reaches
+// its replicas' subscribers without being counted) is never told of a
+// grant the lock does not back: the release finds no subscriber on the
+// master and lets the lock go, and nothing it publishes there can be
+// taken for a grant. Before, it published the grant first and, counting
+// nobody, deleted the lock: the waiter held a lock that anyone could
+// take.
+func TestWaiterSubscribedOnAReplica(t *testing.T) {
+	c := harness.StartRedisCluster(t, 3, 1)
+	ctx := ctxT(t)
+	const name = "replica-sub"
+	admin := clusterClient(t, c)
+	slot := c.KeySlot(t, "{"+name+"}")
+	master := c.MasterOfSlot(t, slot)
+	replica := c.ReplicaOf(t, master)
+	slots, err := admin.ClusterSlots(ctx).Result()
+	require.NoError(t, err)
+	for i, s := range slots { // the slot's replica named as its master
+		if s.Start <= slot && slot <= s.End {
+			slots[i].Nodes = []redis.ClusterNode{{Addr: replica.Addr()}, {Addr: master.Addr()}}
+		}
+	}
+	skewed := redis.NewClusterClient(&redis.ClusterOptions{
+		ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) { return slots, nil },
+	})
+	t.Cleanup(func() { _ = skewed.Close() })
+	waiterClient, err := redislock.NewClient(skewed)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = waiterClient.Close() })
+
+	const lockTTL = 3 * time.Second
+	holder, err := newLock(t, onCluster(t, c), name, redislock.WithTTL(lockTTL)).Acquire(ctx)
+	require.NoError(t, err)
+	token, _ := holder.Token()
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		l, err := newLock(t, waiterClient, name, redislock.WithTTL(lockTTL)).Acquire(ctx)
+		assert.NoError(t, err)
+		got <- l
+	}()
+	onReplica := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	t.Cleanup(func() { _ = onReplica.Close() })
+	require.Eventually(t, func() bool { // queued, and subscribed on the replica
+		n, _ := admin.LLen(ctx, "{"+name+"}:queue").Result()
+		subs, _ := onReplica.PubSubShardChannels(ctx, "*").Result()
+		return n == 1 && len(subs) == 1
+	}, waitLimit, 5*time.Millisecond)
+	require.NoError(t, holder.Release(ctx))
+	var lease recipes.Lease
+	select {
+	case lease = <-got:
+	case <-time.After(waitLimit):
+		t.Fatal("the waiter was never served")
+	}
+	require.NotNil(t, lease)
+	nt, _ := lease.Token()
+	assert.Greater(t, nt, token)
+	v, err := admin.Get(ctx, "{"+name+"}").Result()
+	require.NoError(t, err, "the waiter holds a lock that is not in Redis")
+	assert.True(t, strings.HasSuffix(v, fmt.Sprintf(" %d", nt)), "the lock's value %q is not the waiter's token %d", v, nt)
+	_, err = newLock(t, onCluster(t, c), name).TryAcquire(ctx)
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	require.NoError(t, lease.Release(ctx))
+	assert.Empty(t, leftovers(t, admin, name))
 }

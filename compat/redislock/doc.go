@@ -19,7 +19,12 @@
 // script: it deletes the key only if it is still the caller's (compare and
 // delete), hands the lock to the first waiter still alive and publishes
 // the grant (the token with it) on the channel of that waiter's Client, so
-// a release wakes one client, not all that wait. The waiter holds from the
+// a release wakes one client, not all that wait. The grant is published,
+// with the lock set in the waiter's name, only if the master counts a
+// subscriber on that channel (PUBSUB NUMSUB), because Redis passes what a
+// master publishes on to its replicas, whose subscribers it does not
+// count, and a waiter whose subscription is on a replica (after a
+// failover) must not see a grant the lock does not back. The waiter holds from the
 // grant with no further request: its deadline counts from the send time of
 // its last attempt before the grant (which ran before the release that
 // granted it, so the key expires later than that deadline). A grant that
@@ -28,8 +33,8 @@
 // the holder's remaining TTL, those behind it, which a release serves, by
 // the TTL; with jitter) make the waiter run the acquire script once more, which
 // confirms the grant and renews it. Two commands per contended acquisition
-// (queue and release; three when confirming), none of them polling, ten
-// commands executed by Redis in all (the two scripts and eight inside
+// (queue and release; three when confirming), none of them polling, eleven
+// commands executed by Redis in all (the two scripts and nine inside
 // them), and waiters served in the order they queued (FIFO). A waiter whose
 // context ends leaves the queue, and releases the lock if it was handed to
 // it meanwhile. A waiter whose client no longer listens (it crashed, or its
@@ -116,7 +121,13 @@
 // fails over, Redis unsubscribes the old owner's subscribers; the Client
 // subscribes again on the new owner, and grants published meanwhile
 // reach no one, so that waiter is skipped and queues again, or its timer
-// wakes it. A ClusterClient that subscribes on replicas (ReadOnly,
+// wakes it. go-redis subscribes where its slot map says, which just after
+// a failover may still name the old master, now a replica (Redis lets a
+// replica serve SSUBSCRIBE): the Client checks each subscription with an
+// empty SPUBLISH from a script (which runs on the master) and moves one
+// the master does not count, with a backoff, once go-redis has reloaded
+// its map. Until then a release skips that Client's waiters, which its
+// timers cover. A ClusterClient that subscribes on replicas (ReadOnly,
 // RouteByLatency, RouteRandomly) is refused: a release's SPUBLISH on the
 // master would count no subscriber. A renewal that meets a migration
 // (ASK, TRYAGAIN) or a failover (connections reset) is tried again until

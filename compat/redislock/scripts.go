@@ -13,14 +13,19 @@ import (
 // KEYS[4] the end of the server's quiet period after a restart
 // (redisguard). A grant is published on the new holder's client's
 // channel, with PUBLISH or (Redis Cluster: the channel is in the lock's
-// slot) SPUBLISH, whose answer (how many subscribers got it) tells whether
-// the waiter's client still listens: when none did (the client is gone,
-// or its subscription is down), the lock goes to the next waiter at once.
+// slot) SPUBLISH. PUBSUB NUMSUB (SHARDNUMSUB) first tells whether the
+// waiter's client listens on this server: when it does not (the client is
+// gone, its subscription is down, or it is on a replica), the lock goes to
+// the next waiter at once. Only a waiter the lock is SET for is told:
+// Redis passes what a master publishes on to its replicas, whose
+// subscribers it does not count, so a grant published to learn the count
+// (as the release did before) could reach a waiter the lock was never
+// given to.
 //
-// A contended acquisition costs eight commands inside the scripts, none of
+// A contended acquisition costs nine commands inside the scripts, none of
 // them slow: three to queue (GET, RPUSH, PEXPIRE; PTTL too for the first
-// in the queue) and five to hand the lock over at the release (GET, LPOP,
-// TIME, PUBLISH, SET). The token travels in the lock's value from holder
+// in the queue) and six to hand the lock over at the release (GET, LPOP,
+// TIME, PUBSUB NUMSUB, SET, PUBLISH). The token travels in the lock's value from holder
 // to holder, one above the last and not below the server's clock.
 
 // prelude is shared by the scripts that may grant the lock.
@@ -45,6 +50,14 @@ local function holder(v)
   return id, tonumber(tok) or 0
 end
 
+-- listens reports whether channel has a subscriber on this server (not
+-- counting those on its replicas).
+local function listens(pub, channel)
+  local sub = 'NUMSUB'
+  if pub == 'SPUBLISH' then sub = 'SHARDNUMSUB' end
+  return redis.call('PUBSUB', sub, channel)[2] > 0
+end
+
 -- handoff gives the free lock, whose last token was last, to the first
 -- waiter whose client still listens, and tells it on its client's grant
 -- channel (the waiter's id, the token, and the stamp of its attempt that
@@ -64,8 +77,13 @@ local function handoff(me, last, mine)
     if pub ~= 'SPUBLISH' then pub = 'PUBLISH' end
     if id and (id ~= me or mine) then
       tok = tok or math.max(last + 1, nowus())
-      if id == me or redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) > 0 then
+      -- A grant is published only with the SET: a subscription on a
+      -- replica (made on a stale slot map, or left on a demoted master)
+      -- receives what is published here without being counted, and must
+      -- never see a grant the lock does not back.
+      if id == me or listens(pub, channel) then
         redis.call('SET', L, string.format('%s %d', id, tok), 'PX', ttl)
+        if id ~= me then redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) end
         return id, tok
       end
     end
@@ -194,3 +212,8 @@ if quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) /
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3], 'PX', ARGV[2])
 return 1
 `)
+
+// probeScript publishes an empty message on the shard channel KEYS[1] from
+// the master of its slot (scripts run on masters only) and returns how
+// many subscribers got it there.
+var probeScript = redis.NewScript(`return redis.call('SPUBLISH', KEYS[1], '')`)

@@ -73,10 +73,11 @@ func (s *subscriber) subscribe(ps *redis.PubSub) {
 // receive delivers what the subscription brings until it is closed. A
 // sharded subscription whose slot moved to another shard (the server
 // unsubscribes it, or refuses it with a redirection) is opened again, on
-// the slot's new master.
+// the slot's new master; one that a stale slot map put on a replica is
+// moved, with a backoff, until the master counts it.
 func (s *subscriber) receive(ps *redis.PubSub) {
 	defer close(s.loop)
-	backoff := retryBase
+	backoff, moveBackoff := retryBase, retryBase
 	for {
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
@@ -99,19 +100,50 @@ func (s *subscriber) receive(ps *redis.PubSub) {
 			switch m.Kind {
 			case "subscribe", "ssubscribe":
 				s.board.Confirm()
+				if s.sharded && !s.onMaster() {
+					// Subscribed on a replica, on a stale slot map: a
+					// release skips our waiters (it counts subscribers on
+					// the master), so move once go-redis has reloaded it.
+					if cc, ok := s.r.(*redis.ClusterClient); ok {
+						cc.ReloadState(context.Background())
+					}
+					time.Sleep(moveBackoff)
+					moveBackoff = min(2*moveBackoff, retryCap)
+					if ps = s.reopen(ps); ps == nil {
+						return
+					}
+					continue
+				}
+				moveBackoff = retryBase
 			case "sunsubscribe": // the slot moved: the server let us go
 				if ps = s.reopen(ps); ps == nil {
 					return
 				}
 			}
 		case *redis.Message:
-			id := s.board.Deliver(m.Payload)
-			if hook := testHooks.delivered.Load(); hook != nil {
+			id := s.board.Deliver(m.Payload) // "" for a handoff's empty message
+			if hook := testHooks.delivered.Load(); hook != nil && id != "" {
 				(*hook)(s, id)
 			}
 		}
 	}
 }
+
+// onMaster reports whether the sharded subscription is on the master of
+// its slot, as far as a probe can tell: false only when the master counted
+// no subscriber to our channel (an error, or a closed subscriber, says
+// nothing). go-redis subscribes on the master its slot map names, which
+// after a failover may be the old master, now a replica that serves
+// SSUBSCRIBE.
+func (s *subscriber) onMaster() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	n, err := probeScript.Run(ctx, s.r, []string{s.channel}).Int64()
+	return err != nil || n > 0 || s.board.Closed()
+}
+
+// probeTimeout bounds onMaster's request.
+const probeTimeout = 2 * time.Second
 
 // reopen replaces the sharded subscription ps with a new one; nil once the
 // subscriber is closed. Grants published meanwhile are missed: the
