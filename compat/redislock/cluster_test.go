@@ -223,13 +223,10 @@ func TestWaiterSubscribedOnAReplica(t *testing.T) {
 	slot := c.KeySlot(t, "{"+name+"}")
 	master := c.MasterOfSlot(t, slot)
 	replica := c.ReplicaOf(t, master)
-	slots, err := admin.ClusterSlots(ctx).Result()
-	require.NoError(t, err)
-	for i, s := range slots { // the slot's replica named as its master
-		if s.Start <= slot && slot <= s.End {
-			slots[i].Nodes = []redis.ClusterNode{{Addr: replica.Addr()}, {Addr: master.Addr()}}
-		}
-	}
+	// The slot's replica named as its master (go-redis sends what is in
+	// no slot of the map to any node, and follows the redirection).
+	slots := []redis.ClusterSlot{{Start: slot, End: slot,
+		Nodes: []redis.ClusterNode{{Addr: replica.Addr()}, {Addr: master.Addr()}}}}
 	skewed := redis.NewClusterClient(&redis.ClusterOptions{
 		ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) { return slots, nil },
 	})
@@ -248,10 +245,21 @@ func TestWaiterSubscribedOnAReplica(t *testing.T) {
 		assert.NoError(t, err)
 		got <- l
 	}()
+	var channel []string
 	require.Eventually(t, func() bool { // queued, and subscribed on the replica
 		n, _ := admin.LLen(ctx, "{"+name+"}:queue").Result()
-		return n == 1 && len(shardChannels(t, replica)) == 1
+		channel = shardChannels(t, replica)
+		return n == 1 && len(channel) == 1
 	}, waitLimit, 5*time.Millisecond)
+	// The Client keeps trying to move its subscription off the replica
+	// (the map it is given says otherwise): a subscription of our own to
+	// its channel there stays, and sees what reaches the replica.
+	onReplica := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	t.Cleanup(func() { _ = onReplica.Close() })
+	seen := onReplica.SSubscribe(ctx, channel[0])
+	t.Cleanup(func() { _ = seen.Close() })
+	_, err = seen.Receive(ctx)
+	require.NoError(t, err)
 	require.NoError(t, holder.Release(ctx))
 	var lease recipes.Lease
 	select {
@@ -267,6 +275,21 @@ func TestWaiterSubscribedOnAReplica(t *testing.T) {
 	assert.True(t, strings.HasSuffix(v, fmt.Sprintf(" %d", nt)), "the lock's value %q is not the waiter's token %d", v, nt)
 	_, err = newLock(t, onCluster(t, c), name).TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
+	// Every grant that reached the replica names the waiter's token: none
+	// was published for a lock the release then deleted. A message
+	// published after the waiter holds ends the reading (replication keeps
+	// the order).
+	require.NoError(t, admin.SPublish(ctx, channel[0], "end").Err())
+	for {
+		msg, err := seen.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if msg.Payload == "end" {
+			break
+		}
+		if f := strings.Fields(msg.Payload); len(f) == 3 {
+			assert.Equal(t, fmt.Sprint(nt), f[1], "a grant reached the replica for a lock not set in its name: %q", msg.Payload)
+		}
+	}
 	require.NoError(t, lease.Release(ctx))
 	assert.Empty(t, leftovers(t, admin, name))
 }
