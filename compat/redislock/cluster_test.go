@@ -3,7 +3,9 @@ package redislock_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,10 +227,17 @@ func TestWaiterSubscribedOnAReplica(t *testing.T) {
 	replica := c.ReplicaOf(t, master)
 	// The slot's replica named as its master (go-redis sends what is in
 	// no slot of the map to any node, and follows the redirection).
-	slots := []redis.ClusterSlot{{Start: slot, End: slot,
-		Nodes: []redis.ClusterNode{{Addr: replica.Addr()}, {Addr: master.Addr()}}}}
+	// At the end, the map is put right.
+	var skew atomic.Bool
+	skew.Store(true)
 	skewed := redis.NewClusterClient(&redis.ClusterOptions{
-		ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) { return slots, nil },
+		ClusterSlots: func(context.Context) ([]redis.ClusterSlot, error) {
+			nodes := []redis.ClusterNode{{Addr: master.Addr()}, {Addr: replica.Addr()}}
+			if skew.Load() {
+				nodes[0], nodes[1] = nodes[1], nodes[0]
+			}
+			return []redis.ClusterSlot{{Start: slot, End: slot, Nodes: nodes}}, nil
+		},
 	})
 	t.Cleanup(func() { _ = skewed.Close() })
 	waiterClient, err := redislock.NewClient(skewed)
@@ -290,6 +299,14 @@ func TestWaiterSubscribedOnAReplica(t *testing.T) {
 			assert.Equal(t, fmt.Sprint(nt), f[1], "a grant reached the replica for a lock not set in its name: %q", msg.Payload)
 		}
 	}
+	require.NoError(t, seen.Close())
+
+	// Once go-redis's map names the master, the Client's subscription
+	// moves there.
+	skew.Store(false)
+	require.Eventually(t, func() bool {
+		return slices.Contains(shardChannels(t, master), channel[0]) && !slices.Contains(shardChannels(t, replica), channel[0])
+	}, waitLimit, 10*time.Millisecond, "the subscription moved to the master")
 	require.NoError(t, lease.Release(ctx))
 	assert.Empty(t, leftovers(t, admin, name))
 }

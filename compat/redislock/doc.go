@@ -38,8 +38,8 @@
 // them), and waiters served in the order they queued (FIFO). A waiter whose
 // context ends leaves the queue, and releases the lock if it was handed to
 // it meanwhile. A waiter whose client no longer listens (it crashed, or its
-// subscription is down) is skipped at once: the release's publish reaches
-// no subscriber, and the lock goes to the next waiter; one that comes back
+// subscription is down) is skipped at once: the master counts no
+// subscriber on its channel, and the lock goes to the next waiter; one that comes back
 // queues again, behind. The queue expires three TTLs after the last
 // attempt that touched it.
 //
@@ -128,8 +128,8 @@
 // the master does not count, with a backoff, once go-redis has reloaded
 // its map. Until then a release skips that Client's waiters, which its
 // timers cover. A ClusterClient that subscribes on replicas (ReadOnly,
-// RouteByLatency, RouteRandomly) is refused: a release's SPUBLISH on the
-// master would count no subscriber. A renewal that meets a migration
+// RouteByLatency, RouteRandomly) is refused: the release's count, on the
+// master, would never see its subscriptions. A renewal that meets a migration
 // (ASK, TRYAGAIN) or a failover (connections reset) is tried again until
 // the deadline; after a dial error the Client has go-redis reload its slot
 // map, so the next try finds the new master.

@@ -74,8 +74,8 @@ func NewClient(r Redis) (*Client, error) {
 	}
 	cc, sharded := r.(*redis.ClusterClient)
 	if sharded && (cc.Options().ReadOnly || cc.Options().RouteByLatency || cc.Options().RouteRandomly) {
-		// Its subscriptions would go to replicas, where a release's
-		// SPUBLISH, answered by the master, counts no subscriber.
+		// Its subscriptions would go to replicas, which a release's
+		// count (PUBSUB SHARDNUMSUB, on the master) does not see.
 		return nil, fmt.Errorf("redislock: %w: a ClusterClient with ReadOnly, RouteByLatency or RouteRandomly subscribes on replicas: use one without", recipes.ErrInvalidArgument)
 	}
 	return &Client{r: r, id: uuid.NewString(), sharded: sharded, subs: map[string]*subscriber{}}, nil

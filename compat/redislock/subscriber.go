@@ -8,6 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
+	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
+	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
 // subscriber is a Client's subscription to one grant channel of its own,
@@ -17,19 +19,33 @@ import (
 // wakes one client, not every client waiting on the lock. Its waiters wait
 // on its board, which is ready once the server confirmed the
 // subscription.
+//
+// A release hands the lock to a waiter only when the master counts a
+// subscriber on the channel (PUBSUB NUMSUB). go-redis subscribes a
+// sharded channel on the master its slot map names, which just after a
+// failover may be the old master, now a replica that serves SSUBSCRIBE
+// but is not counted: a checker, beside the receive loop, probes each
+// sharded subscription from the master and moves one the master does not
+// count.
 type subscriber struct {
 	r       Redis
 	channel string
 	sharded bool // SSUBSCRIBE (Redis Cluster), else SUBSCRIBE
 	board   *grants.Board
+	ctx     context.Context // ends at close: bounds the loops' pauses and probes
+	stop    context.CancelFunc
+	check   chan struct{} // a sharded subscription to probe (buffered: one pending)
 
-	mu   sync.Mutex
-	ps   *redis.PubSub // made at the first watch; replaced when a shard moves
-	loop chan struct{} // closed when the receive loop is over
+	mu      sync.Mutex
+	ps      *redis.PubSub // made at the first watch; replaced when a shard moves
+	loop    chan struct{} // closed when the receive loop is over
+	checked chan struct{} // closed when the checker is over
 }
 
 func newSubscriber(r Redis, channel string, sharded bool) *subscriber {
-	return &subscriber{r: r, channel: channel, sharded: sharded, board: grants.NewBoard()}
+	ctx, stop := context.WithCancel(context.Background())
+	return &subscriber{r: r, channel: channel, sharded: sharded, board: grants.NewBoard(),
+		ctx: ctx, stop: stop, check: make(chan struct{}, 1)}
 }
 
 // watch registers waiter id, subscribing to the grant channel first if
@@ -40,8 +56,13 @@ func (s *subscriber) watch(id string) *grants.Watcher {
 	var ps *redis.PubSub
 	if subscribe {
 		ps = s.newPubSub()
-		s.ps, s.loop = ps, make(chan struct{})
-		go s.receive(ps)
+		s.ps, s.loop, s.checked = ps, make(chan struct{}), make(chan struct{})
+		go s.receive()
+		if s.sharded {
+			go s.checker()
+		} else {
+			close(s.checked)
+		}
 	}
 	w := s.board.Watch(id)
 	s.mu.Unlock()
@@ -70,27 +91,34 @@ func (s *subscriber) subscribe(ps *redis.PubSub) {
 	_ = ps.Subscribe(context.Background(), s.channel)
 }
 
+// current is the subscription in use.
+func (s *subscriber) current() *redis.PubSub {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ps
+}
+
 // receive delivers what the subscription brings until it is closed. A
 // sharded subscription whose slot moved to another shard (the server
 // unsubscribes it, or refuses it with a redirection) is opened again, on
-// the slot's new master; one that a stale slot map put on a replica is
-// moved, with a backoff, until the master counts it.
-func (s *subscriber) receive(ps *redis.PubSub) {
+// the slot's new master; each confirmed sharded subscription is handed to
+// the checker.
+func (s *subscriber) receive() {
 	defer close(s.loop)
-	backoff, moveBackoff := retryBase, retryBase
+	backoff := retryBase
 	for {
+		ps := s.current() // the checker may have replaced it
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
-			if s.board.Closed() {
+			// go-redis reconnects and resubscribes at the next Receive; a
+			// subscription the checker replaced is closed.
+			if !s.pause(backoff) {
 				return
 			}
-			time.Sleep(backoff) // go-redis reconnects and resubscribes at the next Receive
 			backoff = min(2*backoff, retryCap)
 			var re redis.Error
 			if s.sharded && errors.As(err, &re) {
-				if ps = s.reopen(ps); ps == nil {
-					return
-				}
+				s.reopen(ps)
 			}
 			continue
 		}
@@ -98,30 +126,19 @@ func (s *subscriber) receive(ps *redis.PubSub) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			switch m.Kind {
-			case "subscribe", "ssubscribe":
+			case "subscribe":
 				s.board.Confirm()
-				if s.sharded && !s.onMaster() {
-					// Subscribed on a replica, on a stale slot map: a
-					// release skips our waiters (it counts subscribers on
-					// the master), so move once go-redis has reloaded it.
-					if cc, ok := s.r.(*redis.ClusterClient); ok {
-						cc.ReloadState(context.Background())
-					}
-					time.Sleep(moveBackoff)
-					moveBackoff = min(2*moveBackoff, retryCap)
-					if ps = s.reopen(ps); ps == nil {
-						return
-					}
-					continue
+			case "ssubscribe":
+				s.board.Confirm()
+				select {
+				case s.check <- struct{}{}:
+				default: // one is pending
 				}
-				moveBackoff = retryBase
 			case "sunsubscribe": // the slot moved: the server let us go
-				if ps = s.reopen(ps); ps == nil {
-					return
-				}
+				s.reopen(ps)
 			}
 		case *redis.Message:
-			id := s.board.Deliver(m.Payload) // "" for a handoff's empty message
+			id := s.board.Deliver(m.Payload) // "" for the checker's empty message
 			if hook := testHooks.delivered.Load(); hook != nil && id != "" {
 				(*hook)(s, id)
 			}
@@ -129,52 +146,103 @@ func (s *subscriber) receive(ps *redis.PubSub) {
 	}
 }
 
-// onMaster reports whether the sharded subscription is on the master of
-// its slot, as far as a probe can tell: false only when the master counted
-// no subscriber to our channel (an error, or a closed subscriber, says
-// nothing). go-redis subscribes on the master its slot map names, which
-// after a failover may be the old master, now a replica that serves
-// SSUBSCRIBE.
-func (s *subscriber) onMaster() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	n, err := probeScript.Run(ctx, s.r, []string{s.channel}).Int64()
-	return err != nil || n > 0 || s.board.Closed()
+// checker probes each confirmed sharded subscription until it knows
+// whether the master of the slot counts it, and moves one it does not
+// count (with a backoff, once go-redis has been asked to reload its slot
+// map): on a replica, it would never be handed a lock. A probe that fails
+// is tried again after the backoff; one refused for good (a hand-written
+// ACL without EVAL or SPUBLISH) leaves the subscription where it is.
+// During a slot's migration the probe may run on the importing node,
+// which counts nobody: the subscription then moves between the two until
+// the migration ends, and the waiters' timers cover the gaps.
+func (s *subscriber) checker() {
+	defer close(s.checked)
+	backoff := retryBase
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.check:
+		}
+		for {
+			ps := s.current()
+			n, err := s.probe()
+			switch {
+			case s.ctx.Err() != nil:
+				return
+			case err == nil && n > 0: // on the master
+				backoff = retryBase
+			case err != nil && errors.Is(redisguard.Permanent(err), ttl.ErrPermanent):
+			case err == nil: // counted nowhere: on a replica
+				if cc, ok := s.r.(*redis.ClusterClient); ok {
+					cc.ReloadState(s.ctx)
+				}
+				if !s.pause(backoff) {
+					return
+				}
+				backoff = min(2*backoff, retryCap)
+				s.reopen(ps) // its confirmation asks for another probe
+			default: // unknown: ask again
+				if !s.pause(backoff) {
+					return
+				}
+				backoff = min(2*backoff, retryCap)
+				continue
+			}
+			break
+		}
+	}
 }
 
-// probeTimeout bounds onMaster's request.
+// probe publishes an empty message on the channel from the master of its
+// slot (in a script, which runs on masters only) and returns how many
+// subscribers got it there.
+func (s *subscriber) probe() (int64, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, probeTimeout)
+	defer cancel()
+	return probeScript.Run(ctx, s.r, []string{s.channel}).Int64()
+}
+
+// probeTimeout bounds a probe.
 const probeTimeout = 2 * time.Second
 
-// reopen replaces the sharded subscription ps with a new one; nil once the
-// subscriber is closed. Grants published meanwhile are missed: the
-// waiters' timers cover them.
-func (s *subscriber) reopen(ps *redis.PubSub) *redis.PubSub {
-	_ = ps.Close()
-	s.mu.Lock()
-	if s.board.Closed() {
-		s.mu.Unlock()
-		return nil
-	}
-	ps = s.newPubSub()
-	s.ps = ps
-	s.mu.Unlock()
-	s.subscribe(ps)
-	return ps
+// pause waits d, or until the subscriber is closed: false then.
+func (s *subscriber) pause(d time.Duration) bool {
+	return ttl.Sleep(s.ctx, d) && !s.board.Closed()
 }
 
-// close ends the subscription and waits for the receive loop.
+// reopen replaces the sharded subscription old with a new one, unless it
+// was replaced already or the subscriber is closed. Grants published
+// meanwhile are missed: the waiters' timers cover them.
+func (s *subscriber) reopen(old *redis.PubSub) {
+	s.mu.Lock()
+	if s.board.Closed() || s.ps != old {
+		s.mu.Unlock()
+		return
+	}
+	ps := s.newPubSub()
+	s.ps = ps
+	s.mu.Unlock()
+	_ = old.Close()
+	s.subscribe(ps)
+}
+
+// close ends the subscription and waits for the receive loop and the
+// checker.
 func (s *subscriber) close() error {
 	s.mu.Lock()
 	if !s.board.Close() {
 		s.mu.Unlock()
 		return nil
 	}
-	ps, loop := s.ps, s.loop
+	s.stop()
+	ps, loop, checked := s.ps, s.loop, s.checked
 	s.mu.Unlock()
 	if ps == nil {
 		return nil
 	}
 	err := ps.Close()
 	<-loop
+	<-checked
 	return err
 }
