@@ -240,3 +240,22 @@ func TestNothingInstalled(t *testing.T) {
 		t.Fatal("StartZK did not skip without a server")
 	}
 }
+
+// FreePorts never hands out a port twice in one process, also when the
+// first was released and is free again (a server's port, freed for the
+// server to bind, must not become another's before it does).
+func TestFreePortsNeverTwice(t *testing.T) {
+	seen := map[int]bool{}
+	for i := 0; i < 200; i++ {
+		ports, err := FreePorts(1 + i%3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ports {
+			if seen[p] {
+				t.Fatalf("port %d handed out twice", p)
+			}
+			seen[p] = true
+		}
+	}
+}

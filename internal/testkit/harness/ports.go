@@ -4,14 +4,19 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Loopback is the only address the harness listens on or starts servers on.
 const Loopback = "127.0.0.1"
 
-// FreePorts returns n distinct free TCP ports on Loopback. The listeners are
-// held until all ports are chosen, so the ports differ from each other; another
+// FreePorts returns n distinct free TCP ports on Loopback, none of them
+// returned before in this process. The listeners are held until all ports
+// are chosen, so the ports differ from each other; and a port handed out
+// once is not handed out again, so a server's port cannot be given to
+// another before the first binds it (a cluster node's bus port was once
+// the node's own client port, released for the server to bind). Another
 // process may still take one before the server binds it, which is rare.
 func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
@@ -21,16 +26,35 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for i := 0; i < n; i++ {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == n+maxPortRetries {
+			return nil, fmt.Errorf("find a free port: %d tries gave only ports handed out before", tries)
+		}
 		l, err := net.Listen("tcp", Loopback+":0")
 		if err != nil {
 			return nil, fmt.Errorf("find a free port: %w", err)
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ls = append(ls, l) // held: the next Listen gets another port
+		port := l.Addr().(*net.TCPAddr).Port
+		if handedOut.ports[port] {
+			continue
+		}
+		handedOut.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
+
+// handedOut are the ports FreePorts returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// maxPortRetries bounds how many ports handed out before FreePorts skips.
+const maxPortRetries = 1000
 
 // hostPort joins 127.0.0.1 and port.
 func hostPort(port int) string {
