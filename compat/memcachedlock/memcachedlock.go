@@ -72,6 +72,7 @@ type Lock struct {
 	addr     string    // the server whose eviction setting is checked; "" for none
 	dial     dialFunc  // how the check connects to addr: as mc does
 	checked  atomic.Bool
+	bg       *ttl.Pending // clean-ups in the background
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -175,7 +176,7 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
 	l := &Lock{mc: mc, key: item, aliveKey: item + aliveSuffix, quietKey: item + quietSuffix, ttl: o.ttl,
-		addr: addr, dial: dialerOf(mc), trace: o.trace}
+		addr: addr, dial: dialerOf(mc), trace: o.trace, bg: new(ttl.Pending)}
 	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
 	return l, nil
 }
@@ -260,7 +261,7 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 			sent := time.Now()
 			var cas uint64
 			if cas, err = l.add(ctx, id); err == nil {
-				le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas})
+				le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas}, l.bg)
 				if err != nil {
 					return nil, err
 				}

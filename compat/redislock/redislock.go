@@ -61,6 +61,7 @@ type Client struct {
 	id      string // of its grant channels
 	sharded bool
 	checked redisguard.Once // the server's eviction settings, at first use
+	bg      ttl.Pending     // clean-ups in the background, waited for by Close
 
 	mu     sync.Mutex
 	subs   map[string]*subscriber // by channel
@@ -330,7 +331,7 @@ func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
 // hold turns an acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, id string, token int64, sent time.Time) (*hold.Lease, error) {
-	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id, token})
+	return ttl.Hold(ctx, l, token, true, sent, l.terms, server{l, id, token}, &l.c.bg)
 }
 
 // server is a holding's lock in Redis.

@@ -60,7 +60,7 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 		s, err := t.next(l.String(), wait, ended)
 		switch s {
 		case stepHold:
-			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id})
+			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id}, l.bg)
 			if err == nil {
 				return le, nil
 			}

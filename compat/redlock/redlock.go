@@ -44,7 +44,8 @@ type Lock struct {
 	name    string
 	keys    []string // the lock, the quiet marker
 	o       options
-	terms   ttl.Terms // of its leases
+	terms   ttl.Terms    // of its leases
+	bg      *ttl.Pending // clean-ups in the background
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -132,7 +133,7 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 		return nil, err
 	}
 	key := o.prefix + "{" + name + "}" // the lock's; the quiet marker adds a suffix
-	l := &Lock{members: members, name: name, keys: []string{key, key + ":quiet"}, o: o}
+	l := &Lock{members: members, name: name, keys: []string{key, key + ":quiet"}, o: o, bg: new(ttl.Pending)}
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }

@@ -107,7 +107,7 @@ func TestOneServerRefusingForGoodKeepsTheLease(t *testing.T) {
 		blip := extended
 		blip.flaky = &atomic.Int32{}
 		l := fakeLock(t, extended, bad, blip)
-		le, err := ttl.Hold(context.Background(), l, 0, false, time.Now(), l.terms, holding{l: l, id: "id"})
+		le, err := ttl.Hold(context.Background(), l, 0, false, time.Now(), l.terms, holding{l: l, id: "id"}, l.bg)
 		require.NoError(t, err)
 		blip.flaky.Store(3) // the next three requests to it fail
 		require.Eventually(t, func() bool { return blip.flaky.Load() < 0 || le.Err() != nil }, 10*time.Second, time.Millisecond,

@@ -200,7 +200,7 @@ func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool, a *
 			return nil, permanent(err)
 		}
 		if token, err := res.LastInsertId(); err == nil && token > 0 {
-			return ttl.Hold(ctx, l, token, true, sent, l.terms, &mysqlServer{l: l, me: me, pin: p})
+			return ttl.Hold(ctx, l, token, true, sent, l.terms, &mysqlServer{l: l, me: me, pin: p}, &l.c.bg)
 		}
 		var remaining int64
 		err = l.c.queryRow(ctx, s.remaining, grace, l.name).Scan(&remaining)

@@ -11,7 +11,7 @@ import (
 
 // hold turns a PostgreSQL acquisition sent at sent into a lease.
 func (l *Lock) hold(ctx context.Context, me string, token int64, sent time.Time) (*hold.Lease, error) {
-	return ttl.Hold(ctx, l, token, true, sent, l.terms, pgServer{l, me})
+	return ttl.Hold(ctx, l, token, true, sent, l.terms, pgServer{l, me}, &l.c.bg)
 }
 
 // pgServer is a holding's row in PostgreSQL.

@@ -72,6 +72,7 @@ type Client struct {
 	noCheck bool
 
 	checked atomic.Bool // the table and the server's durability, at first use
+	bg      ttl.Pending // clean-ups in the background, waited for by Close
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // MySQL's, prepared at first use

@@ -224,6 +224,7 @@ type watchdog struct {
 	srv   Server
 	terms Terms
 	base  context.Context // supplies the values of the renewals' contexts
+	bg    *Pending        // the client's clean-ups: a release retried in the background
 
 	renewing sync.WaitGroup // the renewal in flight, if any
 
@@ -241,18 +242,19 @@ type watchdog struct {
 
 // Hold starts holding the lock owner took with a request sent at sent, and
 // returns the holding's first lease. base supplies the context values (not
-// the cancellation) of the Acquire call. The lease is refused (an error
-// that is recipes.ErrNotAcquired, the lock freed) when its deadline has
-// already passed.
+// the cancellation) of the Acquire call; bg counts the releases it retries
+// in the background, for the client's Close. The lease is refused (an
+// error that is recipes.ErrNotAcquired, the lock freed) when its deadline
+// has already passed.
 func Hold(base context.Context, owner any, token int64, hasToken bool, sent time.Time,
-	terms Terms, srv Server) (*hold.Lease, error) {
+	terms Terms, srv Server, bg *Pending) (*hold.Lease, error) {
 	deadline := sent.Add(terms.Valid)
 	if !time.Now().Before(deadline) {
-		go freeInBackground(base, srv, sent.Add(terms.TTL))
+		FreeInBackground(bg, base, srv, sent.Add(terms.TTL))
 		return nil, fmt.Errorf("%w: %s: taken too late to be trusted (the request took longer than the TTL less the margin)",
 			recipes.ErrNotAcquired, terms.What)
 	}
-	w := &watchdog{srv: srv, terms: terms, base: base, deadline: deadline, renewAt: sent.Add(terms.Every), index: -1}
+	w := &watchdog{srv: srv, terms: terms, base: base, bg: bg, deadline: deadline, renewAt: sent.Add(terms.Every), index: -1}
 	rh, first := hold.New(base, owner, token, hasToken, w)
 	w.rh = rh
 	w.mu.Lock()
@@ -381,7 +383,7 @@ func (w *watchdog) halt(cause error) bool {
 func (w *watchdog) lose(cause error) {
 	w.rh.Lose(cause) // first; it does nothing once the holding has ended
 	if w.halt(cause) {
-		go freeInBackground(w.base, w.srv, w.expiry())
+		FreeInBackground(w.bg, w.base, w.srv, w.expiry())
 	}
 }
 
@@ -415,7 +417,7 @@ func (w *watchdog) Free(ctx context.Context) error {
 	}
 	// Ctx ended, or the server did not answer: the lock must not stay
 	// held for the rest of its TTL, so the release goes on.
-	go freeInBackground(w.base, w.srv, w.expiry())
+	FreeInBackground(w.bg, w.base, w.srv, w.expiry())
 	return fmt.Errorf("%s: release: %w (retried in the background until the lock would expire)", w.terms.What, err)
 }
 
@@ -429,31 +431,35 @@ const (
 	freeRetryCap = time.Second
 )
 
-// freeInBackground frees the lock, trying again after transient errors
-// until it is freed, found not ours, or the server would have let it go
-// anyway (until): the lock is never left held for its whole TTL by a
-// release that failed once. It tries once even past until: a backend may
-// hold more than the lock (sqllock's MySQL wake-up holds a connection).
-// base supplies the context values.
-func freeInBackground(base context.Context, srv Server, until time.Time) {
-	pause := freeRetry
-	for first := true; ; first = false {
-		left := time.Until(until)
-		if left <= 0 {
-			if !first {
+// FreeInBackground frees the lock on a clean-up of bg, trying again after
+// transient errors until it is freed, found not ours, or the server would
+// have let it go anyway (until): the lock is never left held for its
+// whole TTL by a release that failed once. It tries once even past until:
+// a backend may hold more than the lock (sqllock's MySQL wake-up holds a
+// connection). base supplies the context values.
+func FreeInBackground(bg *Pending, base context.Context, srv Server, until time.Time) {
+	bg.Go(base, func(bg context.Context) {
+		pause := freeRetry
+		for first := true; ; first = false {
+			left := time.Until(until)
+			if left <= 0 {
+				if !first {
+					return
+				}
+				left = freeTimeout
+			}
+			ctx, cancel := context.WithTimeout(bg, min(freeTimeout, left))
+			err := srv.Free(ctx)
+			cancel()
+			if err == nil || errors.Is(err, ErrNotOurs) || errors.Is(err, ErrPermanent) {
 				return
 			}
-			left = freeTimeout
+			if !Sleep(bg, min(pause, time.Until(until))) {
+				return
+			}
+			pause = min(2*pause, freeRetryCap)
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(base), min(freeTimeout, left))
-		err := srv.Free(ctx)
-		cancel()
-		if err == nil || errors.Is(err, ErrNotOurs) || errors.Is(err, ErrPermanent) {
-			return
-		}
-		time.Sleep(min(pause, time.Until(until)))
-		pause = min(2*pause, freeRetryCap)
-	}
+	})
 }
 
 // Retry runs op until it succeeds, finds the lock not ours, fails for

@@ -65,7 +65,7 @@ type owner struct{ _ int }
 
 func holdLease(t *testing.T, f *fakeServer, valid, every time.Duration) *hold.Lease {
 	t.Helper()
-	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{TTL: valid + 200*time.Millisecond, Valid: valid, Every: every, What: "test lock"}, f)
+	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), Terms{TTL: valid + 200*time.Millisecond, Valid: valid, Every: every, What: "test lock"}, f, new(Pending))
 	require.NoError(t, err)
 	return le
 }
@@ -157,7 +157,7 @@ func TestTransientRenewalErrors(t *testing.T) {
 func TestTakenTooLate(t *testing.T) {
 	f := &fakeServer{}
 	_, err := Hold(context.Background(), &owner{}, 1, true, time.Now().Add(-time.Second),
-		Terms{TTL: 2 * time.Second, Valid: 500 * time.Millisecond, Every: time.Second, What: "test lock"}, f)
+		Terms{TTL: 2 * time.Second, Valid: 500 * time.Millisecond, Every: time.Second, What: "test lock"}, f, new(Pending))
 	assert.ErrorIs(t, err, recipes.ErrNotAcquired)
 	waitFrees(t, f, 1) // in the background: Acquire returns at once
 }
@@ -241,7 +241,7 @@ func TestAcquire(t *testing.T) {
 	take := func(a *hold.Acquisition) (recipes.Lease, error) {
 		takes++
 		a.Queued()
-		return Hold(context.Background(), o, 7, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
+		return Hold(context.Background(), o, 7, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f, new(Pending))
 	}
 	_, err := Acquire(nil, o, tr, id, false, take) //lint:ignore SA1012 a nil context is the bad input under test
 	assert.ErrorIs(t, err, recipes.ErrInvalidArgument)
@@ -287,7 +287,7 @@ func TestAcquire(t *testing.T) {
 func TestReleaseGoesOnInTheBackground(t *testing.T) {
 	f := &fakeServer{}
 	f.fails.Store(2)
-	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f)
+	le, err := Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), f, new(Pending))
 	require.NoError(t, err)
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -299,7 +299,7 @@ func TestReleaseGoesOnInTheBackground(t *testing.T) {
 	assert.Equal(t, int32(4), f.frees.Load(), "no attempt after the success")
 
 	p := &fakeServer{freeErr: Permanent(errors.New("client closed"))}
-	le, err = Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), p)
+	le, err = Hold(context.Background(), &owner{}, 1, true, time.Now(), NewTerms(time.Hour, time.Hour, "test lock"), p, new(Pending))
 	require.NoError(t, err)
 	err = le.Release(context.Background())
 	assert.ErrorIs(t, err, ErrPermanent)
