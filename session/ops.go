@@ -54,7 +54,7 @@ func call[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Con
 		if !IsRetryable(err) {
 			return v, err
 		}
-		if err := backoff(ctx, c.cfg.retry, attempt, start, err); err != nil {
+		if err := backoff(ctx, c.done, c.cfg.retry, attempt, start, err); err != nil {
 			return v, err
 		}
 	}

@@ -145,7 +145,7 @@ func retry(ctx context.Context, p RetryPolicy, op func() error) error {
 		if !IsRetryable(err) {
 			return err
 		}
-		if err := backoff(ctx, p, attempt, start, err); err != nil {
+		if err := backoff(ctx, nil, p, attempt, start, err); err != nil {
 			return err
 		}
 	}
@@ -153,8 +153,9 @@ func retry(ctx context.Context, p RetryPolicy, op func() error) error {
 
 // backoff waits before the next try after attempt (from 0) failed with the
 // retryable err, the first having started at start. It returns the error to
-// give up with when the policy gives up or ctx ends.
-func backoff(ctx context.Context, p RetryPolicy, attempt int, start time.Time, err error) error {
+// give up with when the policy gives up, ctx ends or closed (the client's
+// done channel; nil for none) closes.
+func backoff(ctx context.Context, closed <-chan struct{}, p RetryPolicy, attempt int, start time.Time, err error) error {
 	wait, ok := p.Backoff(attempt, time.Since(start))
 	if !ok {
 		return fmt.Errorf("%w (%d tries): %w", ErrRetriesExhausted, attempt+1, err)
@@ -164,6 +165,8 @@ func backoff(ctx context.Context, p RetryPolicy, attempt int, start time.Time, e
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("%w (while retrying: %v)", ctxError(ctx), err)
+	case <-closed:
+		return fmt.Errorf("%w (while retrying: %v)", ErrClosed, err)
 	case <-t.C:
 		return nil
 	}

@@ -102,3 +102,14 @@ func TestRetryStopsOnPolicyAndContext(t *testing.T) {
 	assert.ErrorIs(t, err, cause)
 	assert.Equal(t, 1, calls)
 }
+
+// A retry waiting out its backoff ends when the client closes: a clean-up
+// retried in the background does not outlive its client.
+func TestBackoffEndsAtClose(t *testing.T) {
+	closed := make(chan struct{})
+	close(closed)
+	long := RetryPolicy(ExponentialBackoff{Base: time.Hour, Cap: time.Hour, MaxRetries: 3, MaxElapsed: 2 * time.Hour})
+	err := backoff(context.Background(), closed, long, 0, time.Now(), zk.ErrConnectionClosed)
+	require.ErrorIs(t, err, ErrClosed)
+	assert.Contains(t, err.Error(), "while retrying")
+}
