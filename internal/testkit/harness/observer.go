@@ -136,9 +136,7 @@ func (z *ZK) Observers() []*ZKMember {
 // heard of them. t fails when m is not an observer of z.
 func (z *ZK) CutObserver(t testing.TB, m *ZKMember) {
 	t.Helper()
-	for _, p := range z.observerLinks(t, m) {
-		p.Blackhole(t)
-	}
+	z.CutMember(t, m)
 }
 
 // RestoreObserver ends CutObserver: what was held is delivered, and the
@@ -146,17 +144,11 @@ func (z *ZK) CutObserver(t testing.TB, m *ZKMember) {
 // it with WaitReady).
 func (z *ZK) RestoreObserver(t testing.TB, m *ZKMember) {
 	t.Helper()
-	for _, p := range z.observerLinks(t, m) {
-		p.Restore(t)
-	}
+	z.RestoreMember(t, m)
 }
 
 // observerLinks returns m's proxies to the voters; t fails when m has none.
 func (z *ZK) observerLinks(t testing.TB, m *ZKMember) []*Proxy {
 	t.Helper()
-	links, ok := z.links[m]
-	if !ok {
-		t.Fatalf("%s is not an observer of a StartZKObserved ensemble", m)
-	}
-	return links
+	return z.memberLinks(t, m)
 }

@@ -23,7 +23,7 @@ type ZK struct {
 	members   []*ZKMember            // the voters, then the observers
 	secure    []string               // the members' TLS client addresses (StartZKTLS)
 	observers int                    // how many of members observe (StartZKObserved)
-	links     map[*ZKMember][]*Proxy // an observer's proxies to the voters
+	links     map[*ZKMember][]*Proxy // a member's proxies to the others (StartZKObserved, StartZKCuttable)
 	root      string                 // temp dir of local members, removed by Close
 	external  bool                   // from ZK_SERVERS
 	closer    func() error           // extra cleanup (a ZKSource's)

@@ -192,28 +192,58 @@ func ToldAt(lease recipes.Lease) *Moment {
 // granted the lock. It returns the measured margin.
 func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(), want time.Duration) time.Duration {
 	t.Helper()
+	r := Queue(t, holder, successor)
+	cut()
+	return r.Finish(t, want)
+}
+
+// Race is a holder of a lock and a successor queued behind it, for a fault
+// that ends the holding; several races may share one fault.
+type Race struct {
+	lease  recipes.Lease
+	told   *Moment
+	next   chan grant
+	cancel context.CancelFunc
+}
+
+type grant struct {
+	lease recipes.Lease
+	at    time.Time
+	err   error
+}
+
+// Queue takes the lock with holder and queues successor behind it (it
+// returns once the successor has had a moment to queue).
+func Queue(t *testing.T, holder, successor recipes.Locker) *Race {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
-	defer cancel()
 	lease, err := holder.Acquire(ctx)
 	if err != nil {
+		cancel()
 		t.Fatalf("holder: %v", err)
 	}
-	told := ToldAt(lease)
-	type grant struct {
-		lease recipes.Lease
-		at    time.Time
-		err   error
-	}
-	next := make(chan grant, 1)
+	r := &Race{lease: lease, told: ToldAt(lease), next: make(chan grant, 1), cancel: cancel}
 	go func() {
 		l, err := successor.Acquire(ctx)
-		next <- grant{l, time.Now(), err}
+		r.next <- grant{l, time.Now(), err}
 	}()
 	time.Sleep(100 * time.Millisecond) // let it queue
-	cut()
+	return r
+}
+
+// Lease is the holder's lease.
+func (r *Race) Lease() recipes.Lease { return r.lease }
+
+// Finish waits for the successor's grant (bounded by WaitLimit), checks
+// that the holder's lease ended at least want before it, with a cause
+// that is recipes.ErrLockLost, releases the successor's lease, and returns
+// the margin.
+func (r *Race) Finish(t *testing.T, want time.Duration) time.Duration {
+	t.Helper()
+	defer r.cancel()
 	var g grant
 	select {
-	case g = <-next:
+	case g = <-r.next:
 	case <-time.After(WaitLimit):
 		t.Fatal("the successor never acquired")
 	}
@@ -221,17 +251,17 @@ func HolderToldFirst(t *testing.T, holder, successor recipes.Locker, cut func(),
 		t.Fatalf("successor: %v", g.err)
 	}
 	defer func() { _ = g.lease.Release(context.Background()) }()
-	at := told.Get()
+	at := r.told.Get()
 	if at.IsZero() {
 		t.Fatal("the successor was granted the lock while the holder's lease was live")
 	}
 	margin := g.at.Sub(at)
 	t.Logf("holder told %v before the successor's grant (want at least %v); cause: %v",
-		margin.Round(time.Millisecond), want, context.Cause(lease.Context()))
+		margin.Round(time.Millisecond), want, context.Cause(r.lease.Context()))
 	if margin < want {
 		t.Errorf("the holder was told %v before the successor's grant, want at least %v", margin, want)
 	}
-	if cause := context.Cause(lease.Context()); !errors.Is(cause, recipes.ErrLockLost) {
+	if cause := context.Cause(r.lease.Context()); !errors.Is(cause, recipes.ErrLockLost) {
 		t.Errorf("cause %v is not recipes.ErrLockLost", cause)
 	}
 	return margin
