@@ -39,6 +39,8 @@ type Client struct {
 	live      liveness
 
 	keepaliveOut bool          // the watchdog's keepalive is waiting for its reply
+	proofOut     bool          // the watchdog's round of proof is waiting for its replies
+	lastRound    time.Duration // when the watchdog's last round of proof was answered (mono)
 	kick         chan struct{} // wakes the watchdog
 }
 
@@ -69,9 +71,6 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 	if err := cfg.checkACL(); err != nil {
 		return nil, err
 	}
-	if cfg.serverLag >= cfg.sessionTimeout/2 {
-		return nil, invalid("WithServerLag(%v): must be below half the session timeout (%v)", cfg.serverLag, cfg.sessionTimeout)
-	}
 	c := &Client{
 		cfg:       cfg,
 		servers:   addrs,
@@ -82,7 +81,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
-	c.live.requested, c.live.log, c.live.trace, c.live.lag = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverLag
+	c.live.requested, c.live.log, c.live.trace, c.live.tick = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverTick
 	c.live.secure = newTLSDialer(cfg.tls)
 	c.mu.Lock()
 	c.startDialLocked()
@@ -91,17 +90,22 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 	go c.watch()
 	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
 	defer cancel()
-	if _, err := c.Session(waitCtx); err != nil {
-		c.Close()
-		err = fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
-		// Why: the most telling failure since the last connection (a
-		// certificate not trusted before a refused connection).
-		if last := c.live.lastFail.Load(); last != nil {
-			err = fmt.Errorf("%w; last attempt: %w", err, last)
+	_, err = c.Session(waitCtx)
+	if err == nil {
+		if err = c.live.tickError(c.SessionTimeout()); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
-		return nil, err
+		return c, nil
 	}
-	return c, nil
+	c.Close()
+	err = fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
+	// Why: the most telling failure since the last connection (a
+	// certificate not trusted before a refused connection).
+	if last := c.live.lastFail.Load(); last != nil {
+		err = fmt.Errorf("%w; last attempt: %w", err, last)
+	}
+	return nil, err
 }
 
 // parseServers checks and normalises the server list.

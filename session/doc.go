@@ -31,29 +31,47 @@
 // # What is guaranteed, and by how much
 //
 // The server expires a session one session timeout t (the timeout it
-// granted) after it last heard from the client. Only a reply proves the
-// server heard a request, at or after the moment it was sent; the watch
+// granted) after it last heard from the client; on an ensemble, after its
+// leader last heard of it. Only a reply proves that the member which sent
+// it heard a request, at or after the moment it was sent; the watch
 // notifications it keeps sending to a client it no longer hears prove
-// nothing. So the client keeps the send time H of the latest request of the
-// session whose reply came back (go-zookeeper's pings and the client's own
-// keepalives included: it sends one whenever no reply came for t/6), on its
-// monotonic clock, and:
+// nothing. And a follower or an observer cut off from the rest of the
+// ensemble goes on answering its clients by itself for syncLimit ×
+// tickTime (10 s with ZooKeeper's defaults) while the leader, which no
+// longer hears of their sessions, expires them. So the client keeps, on
+// its monotonic clock, the send time H of the latest request of the
+// session whose reply came back (go-zookeeper's pings and the client's
+// own keepalives included), and the send time L of the latest request the
+// leader is proven to have heard: a request answered, then, a leader ping
+// period later (tickTime/2, at most t/4), a sync answered, then a write
+// answered without error, all on one connection, prove that the leader
+// applied the first request's touch before it committed the write through
+// a quorum (proof.go says why, and which holes remain). The client's own
+// writes serve; when they do not come often enough, it sends a round of
+// one sync and one check-only multi a period after the last (at most 4 of
+// each per session timeout). Then it:
 //
 //   - under SuspendedIsLost, reports Suspended, ends the session value and
-//     drops the connection at H + 2/3 t at the latest: at least t/3 before
-//     the server may expire the session;
-//   - under OnlyLostIsLost, ends the session value at H + t - D at the
-//     latest, whether or not it is connected; D is recipes.DriftMargin(t),
-//     which every backend uses: 1% of t for clock-rate drift plus 10ms for
-//     the client's own scheduling.
+//     drops the connection at H + 2/3 t or L + 3/4 t, whichever comes
+//     first: at least t/4 before the server may expire the session, and
+//     the client moves to a member that can prove;
+//   - under OnlyLostIsLost, drops the connection at the same moments, and
+//     ends the session value at L + t - D at the latest, whether or not it
+//     is connected; D is recipes.DriftMargin(t), which every backend uses:
+//     1% of t for clock-rate drift plus 10ms for the client's own
+//     scheduling.
 //
 // Session.Err reads the clock and reports the end at that deadline even
 // before the timer has run, and the recipes check it at every grant,
-// including a grant by watch notification. The margin is against the
-// server's clock running no more than 1% faster than the client's; a client
-// process that is paused (SIGSTOP, a VM migration) for longer than the
-// margin cannot be told in time by any timer: fence writes with the lease's
-// token.
+// including a grant by watch notification. Session.ServerDeadline (and the
+// told-first margin every trace reports) counts from L, so it is never
+// later than the real one. The proof assumes tickTime ≤ t/2, which the
+// servers' default minSessionTimeout (2 × tickTime) guarantees; with a
+// lower minSessionTimeout, tell the client the tickTime (WithServerTick).
+// The margin is against the server's clock running no more than 1% faster
+// than the client's; a client process that is paused (SIGSTOP, a VM
+// migration) for longer than the margin cannot be told in time by any
+// timer: fence writes with the lease's token.
 //
 // # A sick member costs one bounded attempt
 //

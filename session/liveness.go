@@ -1,60 +1,75 @@
 package session
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // How far the client trusts its session.
 //
 // The server expires a session one session timeout t (rounded up to its
-// tick) after it last heard from the client. Bytes the client reads prove
-// nothing about that: the server keeps sending watch notifications to a
-// client it no longer hears. What proves it is a reply: the server read the
-// request it answers after the client sent it. So the client keeps, per
-// session, the send time of the latest request (pings included) whose reply
-// came back, "heard", on its own monotonic clock, and trusts the session
+// tick) after it last heard from the client: on an ensemble, after the
+// leader last heard of it. Bytes the client reads prove nothing about
+// that: the server keeps sending watch notifications to a client it no
+// longer hears. What proves it is a reply: the server read the request it
+// answers after the client sent it. So the client keeps, per session, two
+// send times on its own monotonic clock:
 //
-//   - under SuspendedIsLost, until heard + 2/3 t: the watchdog then reports
-//     Suspended and drops the connection, at least t/3 before the server may
-//     expire the session;
-//   - under OnlyLostIsLost, until heard + t - recipes.DriftMargin(t), across
-//     suspensions.
+//   - heard: of the latest request (pings included) whose reply came back,
+//     on the current connection: the member it talks to heard the session
+//     then;
+//   - proven: of the latest request that the ensemble's leader is proven
+//     to have heard (proof.go): a member cut off from the quorum goes on
+//     answering for up to syncLimit × tickTime, but cannot prove.
 //
-// A server cut off from its leader answers for up to the ensemble's
-// syncLimit × tickTime (WithServerLag: lag) while the leader no longer
-// hears of the session: a reply then proves the server heard the session
-// as of its send time less lag, and both windows end lag sooner (the
-// default policy's at t - lag - recipes.DriftMargin(t) when that comes
-// before 2/3 t).
+// It trusts the session
+//
+//   - under SuspendedIsLost, until heard + 2/3 t and proven + 3/4 t: the
+//     watchdog then reports Suspended and drops the connection, at least
+//     t/4 before the server may expire the session (t/3 when the member
+//     stopped answering);
+//   - under OnlyLostIsLost, until proven + t - recipes.DriftMargin(t),
+//     across suspensions; the connection is dropped at the same moments,
+//     so that the client moves to a member that can prove.
 //
 // Every check of a session's trust (Session.Err, used by the recipes before
 // they grant a lock, whether after a listing or on a watch notification) and
 // every timer that ends a session value use that rule. go-zookeeper pings
-// every t/3; the watchdog adds a request of its own whenever no reply has
-// come for t/6, so that a healthy session is rarely more than t/6 behind.
+// every t/3; the watchdog sends a round of proof a ping period after the
+// last write was answered (at most 4 syncs and 4 writes per session
+// timeout, none while the client's own writes prove it), so that a healthy
+// session is proven at most about t/2 behind, and a request of its own
+// whenever no reply has come for t/3.
 
 // suspendAfter: no reply to a request sent in the last 2/3 t means the
 // connection cannot be trusted: Suspended, and the connection is dropped.
 func suspendAfter(t time.Duration) time.Duration { return t * 2 / 3 }
 
-// keepaliveAfter: with no reply to a request sent in the last t/6, the
-// watchdog sends one.
-func keepaliveAfter(t time.Duration) time.Duration { return t / 6 }
+// unprovenAfter: no proof that the leader heard a request sent in the
+// last 3/4 t means the member may be cut off from the quorum: Suspended,
+// and the connection is dropped. Proofs run at most two ping periods
+// (t/2) behind, so a healthy member always has t/4 to spare.
+func unprovenAfter(t time.Duration) time.Duration { return t * 3 / 4 }
 
-// trustWindow is how long after heard a session value of policy p stays
-// trusted, with a server that may answer for lag after its leader stopped
-// hearing of the session.
-func trustWindow(p ErrorPolicy, t, lag time.Duration) time.Duration {
-	last := t - lag - recipes.DriftMargin(t)
+// keepaliveAfter: with no reply to a request sent in the last t/3, the
+// watchdog sends one. The rounds of proof (a period, at most t/4, after
+// the last write) and go-zookeeper's pings (t/3) keep replies coming: a
+// keepalive goes out only when neither does, well before 2/3 t.
+func keepaliveAfter(t time.Duration) time.Duration { return t / 3 }
+
+// trustedUntil is until when a session value of policy p is trusted, from
+// heard and proven (mono), at session timeout t.
+func trustedUntil(p ErrorPolicy, t, heard, proven time.Duration) time.Duration {
 	if p == OnlyLostIsLost {
-		return last
+		return proven + t - recipes.DriftMargin(t)
 	}
-	return min(suspendAfter(t), last)
+	return min(heard+suspendAfter(t), proven+unprovenAfter(t))
 }
 
 // epoch anchors mono: time.Since reads the monotonic clock, immune to
@@ -67,7 +82,7 @@ func mono() time.Duration { return time.Since(epoch) }
 // liveness is shared by a client's connections.
 type liveness struct {
 	requested  time.Duration // the session timeout asked for
-	lag        time.Duration // WithServerLag
+	tick       time.Duration // WithServerTick; 0: at most half the session timeout
 	log        *slog.Logger
 	trace      *recipes.Trace // told of every connection attempt
 	servers    atomic.Int32   // server addresses, once resolved (hostProvider)
@@ -78,8 +93,9 @@ type liveness struct {
 	lastFail   atomic.Pointer[attemptError] // the most telling since the last connect response, for Connect's error
 	tlsWarned  tlsWarnings                  // TLS failures logged at Warn since the last connect response
 
-	mu    sync.Mutex
-	heard heardAt
+	mu     sync.Mutex
+	heard  heardAt
+	proven heardAt // the leader heard session at or after at (proof.go)
 }
 
 // heardAt: the server heard session at or after at (mono).
@@ -98,15 +114,47 @@ func (l *liveness) noteHeard(conn *trackedConn, session int64, at time.Duration)
 	}
 }
 
-// lastHeard returns the send time of the latest request of session id that
-// the server answered; false when none is known.
-func (l *liveness) lastHeard(id int64) (time.Duration, bool) {
+// noteProven records that the leader heard session at or after at, as
+// proven on conn. Only the current connection counts.
+func (l *liveness) noteProven(conn *trackedConn, session int64, at time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id == 0 || l.heard.session != id {
-		return 0, false
+	if l.conn.Load() == conn && (session != l.proven.session || at > l.proven.at) {
+		l.proven = heardAt{session, at}
 	}
-	return l.heard.at, true
+}
+
+// lastHeard returns the send time of the latest request of session id that
+// the server answered, and of the latest that the leader is proven to have
+// heard; false when either is unknown.
+func (l *liveness) lastHeard(id int64) (heard, proven time.Duration, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id == 0 || l.heard.session != id || l.proven.session != id {
+		return 0, 0, false
+	}
+	return l.heard.at, l.proven.at, true
+}
+
+// tickError says why the session timeout granted, t, is too short for
+// the servers' tickTime (WithServerTick); nil when it is long enough.
+func (l *liveness) tickError(t time.Duration) error {
+	if l.tick == 0 || t >= 2*l.tick {
+		return nil
+	}
+	return fmt.Errorf("the session timeout the server granted (%v) is below 2 × its tickTime (WithServerTick(%v)): "+
+		"the client cannot prove the ensemble's leader hears the session in time; ask for a session timeout of at least %v "+
+		"(the server clamps it to its minSessionTimeout..maxSessionTimeout)", t, l.tick, 2*l.tick)
+}
+
+// period is the bound P of the leader's ping period (proof.go): half the
+// servers' tickTime, which is at most half the session timeout unless
+// WithServerTick says what it is.
+func (l *liveness) period() time.Duration {
+	if l.tick > 0 {
+		return l.tick / 2
+	}
+	return l.timeout(l.requested) / 4
 }
 
 // timeout is the negotiated session timeout, or requested until known.
@@ -147,21 +195,25 @@ const idleCheck = time.Second
 
 // checkLivenessLocked applies the trust rule at now: it reports Suspended
 // (drop: the caller closes the connection) or ends the session value when
-// their deadline has passed, starts a keepalive when one is due, and returns
-// how long to wait until the next deadline.
+// their deadline has passed, starts a keepalive or a round of proof when
+// one is due, and returns how long to wait until the next deadline.
 func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, drop bool) {
 	wait = idleCheck
 	if c.closed {
 		return wait, false
 	}
 	t := c.live.timeout(c.cfg.sessionTimeout)
-	heard, ok := c.live.lastHeard(c.m.sessionID)
+	heard, proven, ok := c.live.lastHeard(c.m.sessionID)
 	if c.m.state.connected() {
-		switch due := heard + trustWindow(SuspendedIsLost, t, c.live.lag); {
+		in, why := inDisconnected, "no reply from zookeeper to a request sent within 2/3 of the session timeout"
+		if ok && proven+unprovenAfter(t) < heard+suspendAfter(t) {
+			in, why = inUnproven, "no proof that the ensemble's leader heard a request sent within 3/4 of the session timeout (the server may be cut off from the quorum)"
+		}
+		switch due := min(heard+suspendAfter(t), proven+unprovenAfter(t)); {
 		case !ok || now >= due:
-			c.log.Warn("no reply from zookeeper to a request sent within the trust window (2/3 of the session timeout, or less with WithServerLag); dropping the connection",
-				"since", (now - heard).Round(time.Millisecond), "session timeout", t)
-			c.applyLocked(inDisconnected, 0)
+			c.log.Warn(why+"; dropping the connection",
+				"since", (now - min(heard, proven)).Round(time.Millisecond), "session timeout", t)
+			c.applyLocked(in, 0)
 			return 0, true
 		default:
 			wait = min(wait, due-now)
@@ -171,9 +223,14 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 		} else {
 			c.keepaliveLocked()
 		}
+		if due := proofDue(proven, c.lastRound, c.live.period()); now < due {
+			wait = min(wait, due-now)
+		} else {
+			c.proveLocked()
+		}
 	}
 	if c.m.live && c.cfg.policy == OnlyLostIsLost {
-		switch due := heard + trustWindow(OnlyLostIsLost, t, c.live.lag); {
+		switch due := trustedUntil(OnlyLostIsLost, t, heard, proven); {
 		case !ok || now >= due:
 			c.applyLocked(inTrustTimeout, 0)
 		default:
@@ -183,22 +240,57 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 	return max(wait, 0), false
 }
 
+// proofDue is when the next round of proof is due, with the session
+// proven as of proven and the last round answered at lastRound, for a
+// leader ping period bound of period: a period after the last round (its
+// sync then leans on that round's write: the rounds chain, and a proof is
+// never more than about two periods old), and not before proven is a
+// period and a half old (the client's own writes may keep it younger, and
+// spare the rounds).
+func proofDue(proven, lastRound, period time.Duration) time.Duration {
+	return max(proven+period*3/2, lastRound+period)
+}
+
 // keepaliveLocked sends one cheap request (an exists of "/") on the current
 // connection unless one is already out: its reply renews the trust.
 func (c *Client) keepaliveLocked() {
+	c.requestLocked(&c.keepaliveOut, func(conn *zk.Conn) { _, _, _ = conn.Exists("/") })
+}
+
+// proveLocked sends a round of proof (proof.go) on the current connection
+// unless one is already out: a sync, then, if it succeeded, a write that
+// changes nothing, a multi of one check of "/" at any version (the root
+// always exists, and a check needs only read access).
+func (c *Client) proveLocked() {
+	c.requestLocked(&c.proofOut, func(conn *zk.Conn) {
+		if _, err := conn.Sync("/"); err != nil {
+			return
+		}
+		if _, err := conn.Multi(&zk.CheckVersionRequest{Path: "/", Version: -1}); err == nil {
+			c.mu.Lock()
+			c.lastRound = mono()
+			c.mu.Unlock()
+		}
+	})
+}
+
+// requestLocked runs send on the current connection in the background
+// unless *out says a previous one is still waiting for its reply, then
+// has the watchdog look again.
+func (c *Client) requestLocked(out *bool, send func(*zk.Conn)) {
 	conn := c.conn
-	if conn == nil || c.keepaliveOut {
+	if conn == nil || *out {
 		return
 	}
-	c.keepaliveOut = true
+	*out = true
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		_, _, _ = conn.Exists("/")
+		send(conn)
 		c.mu.Lock()
-		c.keepaliveOut = false
+		*out = false
 		c.mu.Unlock()
-		select { // look again: the next keepalive is due t/6 after this one
+		select { // look again: the next one is due a while after this one
 		case c.kick <- struct{}{}:
 		default:
 		}
@@ -214,13 +306,13 @@ func (l *liveness) reportConnect(server string, start time.Time, err error) {
 }
 
 // expiresAt is when the server may expire session id at the earliest, as
-// the client knows it: the send time of the latest request it answered,
-// less the server's lag, plus the session timeout, as a wall-clock time
+// the client knows it: the send time of the latest request the leader is
+// proven to have heard, plus the session timeout, as a wall-clock time
 // (with the monotonic reading); false when nothing was heard of id.
 func (l *liveness) expiresAt(id int64) (time.Time, bool) {
-	at, ok := l.lastHeard(id)
+	_, proven, ok := l.lastHeard(id)
 	if !ok {
 		return time.Time{}, false
 	}
-	return epoch.Add(at - l.lag + l.timeout(l.requested)), true
+	return epoch.Add(proven + l.timeout(l.requested)), true
 }

@@ -52,13 +52,14 @@ func TestHeardOnlyFromReplies(t *testing.T) {
 	const sid = 0x55
 	c.out.feed(jute(nil).i32(0).i64(0).i32(6000).i64(0).str("").frame()) // connect request
 	connectAt := c.connectAt
-	_, ok := l.lastHeard(sid)
+	_, _, ok := l.lastHeard(sid)
 	assert.False(t, ok, "nothing heard before the connect response")
 
 	c.in.feed(connectResp(4000, sid))
-	heard, ok := l.lastHeard(sid)
+	heard, proven, ok := l.lastHeard(sid)
 	require.True(t, ok)
 	assert.Equal(t, connectAt, heard, "the connect response answers the connect request")
+	assert.Equal(t, connectAt, proven, "a handshake proves itself")
 	assert.Equal(t, 4*time.Second, l.timeout(7*time.Second), "negotiated timeout read off the wire")
 
 	c.out.feed(request(1, 4))   // getData
@@ -68,24 +69,24 @@ func TestHeardOnlyFromReplies(t *testing.T) {
 	at1, atPing, at2 := pendingAt(t, c, 1), pendingAt(t, c, -2), pendingAt(t, c, 2)
 
 	c.in.feed(jute(nil).i32(xidNotification).i64(-1).i32(0).i32(2).i32(3).str("/a").frame())
-	heard, _ = l.lastHeard(sid)
+	heard, _, _ = l.lastHeard(sid)
 	assert.Equal(t, connectAt, heard, "a notification proves nothing")
 
 	c.in.feed(reply(1, 0))
-	heard, _ = l.lastHeard(sid)
+	heard, _, _ = l.lastHeard(sid)
 	assert.Equal(t, at1, heard)
 	c.in.feed(reply(-2, 0))
-	heard, _ = l.lastHeard(sid)
+	heard, _, _ = l.lastHeard(sid)
 	assert.Equal(t, atPing, heard, "a ping reply answers the oldest ping")
 	c.in.feed(reply(2, -112)) // session expired
-	heard, _ = l.lastHeard(sid)
+	heard, _, _ = l.lastHeard(sid)
 	assert.Equal(t, atPing, heard, "a reply saying the session expired proves nothing")
 	c.in.feed(reply(77, 0)) // unknown xid
-	heard, _ = l.lastHeard(sid)
+	heard, _, _ = l.lastHeard(sid)
 	assert.Equal(t, atPing, heard)
 	assert.Less(t, at1, at2)
 
-	_, ok = l.lastHeard(0x66)
+	_, _, ok = l.lastHeard(0x66)
 	assert.False(t, ok, "another session was never heard")
 }
 
@@ -99,40 +100,53 @@ func TestHeardIgnoresExpiredSessionsAndOldConnections(t *testing.T) {
 	cur := newTracked(&l) // a reconnection replaced it
 	cur.out.feed(jute(nil).i32(0).frame())
 	cur.in.feed(connectResp(0, 0)) // the session expired
-	heard7, ok := l.lastHeard(7)
+	heard7, _, ok := l.lastHeard(7)
 	require.True(t, ok)
 	old.in.feed(reply(1, 0))
-	h, _ := l.lastHeard(7)
+	h, _, _ := l.lastHeard(7)
 	assert.Equal(t, heard7, h, "a reply on a replaced connection does not count")
-	_, ok = l.lastHeard(0)
+	_, _, ok = l.lastHeard(0)
 	assert.False(t, ok)
 }
 
 func TestTrustWindows(t *testing.T) {
 	for _, timeout := range []time.Duration{400 * time.Millisecond, 6 * time.Second, 15 * time.Second, time.Hour} {
-		s, o := trustWindow(SuspendedIsLost, timeout, 0), trustWindow(OnlyLostIsLost, timeout, 0)
-		assert.Equal(t, timeout*2/3, s)
-		assert.Equal(t, suspendAfter(timeout), s, "the default policy trusts until the watchdog suspends")
+		// Heard and proven together (a handshake): the default policy
+		// suspends at 2/3 t, OnlyLostIsLost trusts until t less the margin.
+		s, o := trustedUntil(SuspendedIsLost, timeout, 0, 0), trustedUntil(OnlyLostIsLost, timeout, 0, 0)
+		assert.Equal(t, suspendAfter(timeout), s)
 		assert.Less(t, s, o, "%v: suspended before the OnlyLostIsLost trust ends", timeout)
 		assert.Equal(t, timeout-timeout/100-10*time.Millisecond, o)
-		assert.Less(t, keepaliveAfter(timeout), s/2, "a keepalive goes out well before the suspension")
+		assert.LessOrEqual(t, keepaliveAfter(timeout), s/2, "a keepalive goes out well before the suspension")
+
+		// A member that answers but cannot prove: 3/4 t after the last
+		// proof under the default policy, t less the margin under the other.
+		heard := timeout / 2
+		assert.Equal(t, unprovenAfter(timeout), trustedUntil(SuspendedIsLost, timeout, heard, 0))
+		assert.Equal(t, o, trustedUntil(OnlyLostIsLost, timeout, heard, 0), "only the proof counts")
+		assert.Less(t, unprovenAfter(timeout), o, "%v: dropped before the OnlyLostIsLost trust ends", timeout)
+		assert.LessOrEqual(t, 2*(timeout/4), unprovenAfter(timeout)-timeout/4,
+			"proofs two ping periods behind leave a quarter of t before the drop")
 	}
 }
 
-// A server that may answer for lag after its leader stopped hearing of the
-// session ends both windows lag sooner, the default policy's only when
-// that comes before 2/3 t.
-func TestTrustWindowsWithServerLag(t *testing.T) {
-	const timeout, lag = 6 * time.Second, 2 * time.Second
-	last := timeout - lag - recipes.DriftMargin(timeout)
-	assert.Equal(t, last, trustWindow(OnlyLostIsLost, timeout, lag))
-	assert.Equal(t, last, trustWindow(SuspendedIsLost, timeout, lag), "sooner than 2/3 t")
-	assert.Equal(t, 10*time.Second, trustWindow(SuspendedIsLost, 15*time.Second, lag), "2/3 t comes first")
-	for _, bad := range []time.Duration{-time.Second, 3 * time.Second} {
-		_, err := Connect(context.Background(), []string{"127.0.0.1:1"}, WithSessionTimeout(timeout), WithServerLag(bad))
+// WithServerTick refuses what is not a tickTime, and a session timeout
+// granted below twice the tick is an error naming it.
+func TestServerTick(t *testing.T) {
+	for _, bad := range []time.Duration{-time.Second, 0} {
+		_, err := Connect(context.Background(), []string{"127.0.0.1:1"}, WithServerTick(bad))
 		require.ErrorIs(t, err, ErrInvalidArgument)
-		assert.Contains(t, err.Error(), "WithServerLag")
+		assert.Contains(t, err.Error(), "WithServerTick")
 	}
+	l := liveness{requested: 6 * time.Second}
+	assert.Equal(t, 1500*time.Millisecond, l.period(), "without a tick: a quarter of the session timeout")
+	assert.NoError(t, l.tickError(time.Second))
+	l.tick = 2 * time.Second
+	assert.Equal(t, time.Second, l.period(), "with one: half the tick")
+	assert.NoError(t, l.tickError(4*time.Second))
+	err := l.tickError(3 * time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(3s) is below 2 × its tickTime (WithServerTick(2s))")
 }
 
 // quietClient is a Client with no connection, for the watchdog's logic,
@@ -147,11 +161,19 @@ func quietClient(t *testing.T, policy ErrorPolicy) *Client {
 	return c
 }
 
-// connectedAt puts c in Connected with session sid last heard at heard.
+// connectedAt puts c in Connected with session sid last heard, and proven,
+// at heard (as after a handshake).
 func connectedAt(c *Client, sid int64, heard time.Duration) *Session {
+	return connectedProven(c, sid, heard, heard)
+}
+
+// connectedProven puts c in Connected with session sid last heard at heard
+// and proven at proven.
+func connectedProven(c *Client, sid int64, heard, proven time.Duration) *Session {
 	tc := newTracked(&c.live)
 	tc.session = sid
 	c.live.noteHeard(tc, sid, heard)
+	c.live.noteProven(tc, sid, proven)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.applyLocked(inHasSession, sid)
@@ -164,10 +186,10 @@ func TestWatchdogSuspendsTwoThirdsAfterLastHeard(t *testing.T) {
 		base := mono()
 		s := connectedAt(c, 9, base)
 		c.mu.Lock()
-		wait, drop := c.checkLivenessLocked(base + 400*time.Millisecond)
+		wait, drop := c.checkLivenessLocked(base + 1500*time.Millisecond)
 		c.mu.Unlock()
 		assert.False(t, drop)
-		assert.Equal(t, 600*time.Millisecond, wait, "next deadline: a keepalive, t/6 after the last reply")
+		assert.Equal(t, 500*time.Millisecond, wait, "next deadline: a keepalive, t/3 after the last reply")
 
 		c.mu.Lock()
 		wait, drop = c.checkLivenessLocked(base + 3*time.Second)
@@ -200,7 +222,7 @@ func TestWatchdogSuspendsTwoThirdsAfterLastHeard(t *testing.T) {
 
 func TestSessionErrReadsTheClock(t *testing.T) {
 	for _, policy := range []ErrorPolicy{SuspendedIsLost, OnlyLostIsLost} {
-		window := trustWindow(policy, 6*time.Second, 0)
+		window := trustedUntil(policy, 6*time.Second, 0, 0)
 		s := connectedAt(quietClient(t, policy), 3, mono()-window+time.Hour)
 		assert.NoError(t, s.Err())
 		until, ok := s.TrustedUntil()
@@ -210,5 +232,39 @@ func TestSessionErrReadsTheClock(t *testing.T) {
 		s = connectedAt(quietClient(t, policy), 4, mono()-window-time.Millisecond)
 		assert.Error(t, s.Err(), "past the window, before any timer fired")
 		assert.NoError(t, s.Context().Err(), "the timer has not run")
+	}
+}
+
+// A member that goes on answering while nothing proves the leader hears
+// the session (a follower cut off from the quorum) is dropped 3/4 t after
+// the last proof, with a cause that says so; under OnlyLostIsLost the
+// value ends t less the margin after it.
+func TestWatchdogDropsWhatItCannotProve(t *testing.T) {
+	const timeout = 6 * time.Second
+	for _, policy := range []ErrorPolicy{SuspendedIsLost, OnlyLostIsLost} {
+		c := quietClient(t, policy)
+		base := mono()
+		s := connectedProven(c, 9, base+4*time.Second, base) // heard lately, proven long ago
+		c.mu.Lock()
+		wait, drop := c.checkLivenessLocked(base + 4*time.Second)
+		c.mu.Unlock()
+		assert.False(t, drop)
+		assert.Equal(t, unprovenAfter(timeout)-4*time.Second, wait, "next deadline: 3/4 t after the proof")
+		c.mu.Lock()
+		_, drop = c.checkLivenessLocked(base + unprovenAfter(timeout))
+		c.mu.Unlock()
+		require.True(t, drop)
+		assert.Equal(t, Suspended, c.State())
+		if policy == SuspendedIsLost {
+			assert.ErrorIs(t, s.Err(), ErrSuspended)
+			assert.Contains(t, context.Cause(s.Context()).Error(), "no proof that the ensemble's leader heard the session")
+			continue
+		}
+		assert.NoError(t, s.Err(), "OnlyLostIsLost: the value outlives the drop")
+		c.mu.Lock()
+		_, _ = c.checkLivenessLocked(base + timeout - recipes.DriftMargin(timeout))
+		c.mu.Unlock()
+		assert.ErrorIs(t, context.Cause(s.Context()), ErrSessionLost)
+		assert.Contains(t, s.Err().Error(), "no proof that the ensemble's leader heard the session")
 	}
 }

@@ -39,7 +39,7 @@ type config struct {
 	policy            ErrorPolicy
 	maxRequest        int // bytes
 	trace             *recipes.Trace
-	serverLag         time.Duration
+	serverTick        time.Duration
 	tls               *tls.Config // WithTLS; nil: plain TCP
 }
 
@@ -265,28 +265,23 @@ func WithErrorPolicy(p ErrorPolicy) Option {
 	}
 }
 
-// WithServerLag sets how long a ZooKeeper server may go on answering this
-// client after it stopped hearing from its leader: the ensemble's
-// syncLimit × tickTime (ZooKeeper's defaults, 5 × 2000 ms, make it 10 s).
-// A follower or an observer cut off from the quorum answers pings from
-// its own state until then, before it drops its clients, while the
-// leader, which expires sessions, no longer hears of them: a reply proves
-// the session alive only as of its send time less d. The client counts
-// its trust and the server's deadline (Session.ServerDeadline) from there.
-//
-// The default, 0, is right for a single server; for an ensemble it is
-// safe only under SuspendedIsLost with a session timeout well above d (the
-// holder is told when the cut server drops it, d after the cut, and the
-// session expires a session timeout after the cut). Under
-// OnlyLostIsLost a session value trusted across a suspension outlives
-// the server's deadline by up to d unless d is set. d must be below half
-// the session timeout.
-func WithServerLag(d time.Duration) Option {
+// WithServerTick tells the client the ZooKeeper servers' tickTime. The
+// client proves that the ensemble's leader heard its session with rounds
+// that wait one of the leader's ping periods, tickTime/2 (see the package
+// doc); by default it takes tickTime to be at most half the session
+// timeout the server granted, which ZooKeeper's default
+// minSessionTimeout (2 × tickTime) guarantees. Set it when the servers'
+// minSessionTimeout is below 2 × tickTime, or to prove more often than
+// every quarter of the session timeout. The session timeout the server
+// grants must be at least 2 × d: Connect fails otherwise, naming it, and a
+// later session granted less is logged as an error and suspended at once
+// whenever its proofs fall behind.
+func WithServerTick(d time.Duration) Option {
 	return func(c *config) error {
-		if d < 0 {
-			return invalid("WithServerLag(%v): negative", d)
+		if d <= 0 {
+			return invalid("WithServerTick(%v): must be positive", d)
 		}
-		c.serverLag = d
+		c.serverTick = d
 		return nil
 	}
 }

@@ -87,6 +87,9 @@ func (s *Session) tellWatchers() {
 // newSessionLocked starts the value of session id, trusted under the
 // client's rule (see liveness.go).
 func (c *Client) newSessionLocked(id int64) *Session {
+	if err := c.live.tickError(c.live.timeout(c.cfg.sessionTimeout)); err != nil && c.sess != nil {
+		c.log.Error("zookeeper session", "session", fmt.Sprintf("0x%x", id), "err", err)
+	}
 	s := newSession(id, c.live.timeout(c.cfg.sessionTimeout))
 	s.live, s.policy = &c.live, c.cfg.policy
 	return s
@@ -103,9 +106,10 @@ func (s *Session) ID() int64 { return s.id }
 func (s *Session) Timeout() time.Duration { return s.timeout }
 
 // ServerDeadline is when the server may expire the session at the
-// earliest, as the client knows it: the send time of the latest request it
-// answered plus the session timeout. false when no reply is known (or the
-// client has moved on to another session).
+// earliest, as the client knows it: the send time of the latest request
+// the ensemble's leader is proven to have heard, plus the session timeout.
+// false when no reply is known (or the client has moved on to another
+// session).
 func (s *Session) ServerDeadline() (time.Time, bool) {
 	if s.live == nil {
 		return time.Time{}, false
@@ -137,30 +141,33 @@ func (s *Session) Err() error {
 }
 
 // TrustedUntil is the time until which the session may be trusted, as of
-// now: the send time of the latest request of the session that the server
-// answered, plus 2/3 of the session timeout (SuspendedIsLost) or the
-// session timeout less recipes.DriftMargin (OnlyLostIsLost). It moves later with
-// every reply. The session value ends (Done closes) at that time at the
-// latest; it may end sooner (a dropped connection under the default
+// now. With H the send time of the latest request of the session that the
+// server answered, and L that of the latest the ensemble's leader is
+// proven to have heard (see the package doc), it is the earlier of H + 2/3
+// and L + 3/4 of the session timeout (SuspendedIsLost), or L plus the
+// session timeout less recipes.DriftMargin (OnlyLostIsLost). It moves
+// later as replies come. The session value ends (Done closes) at that time
+// at the latest; it may end sooner (a dropped connection under the default
 // policy). ok is false when no reply of the session is known.
 func (s *Session) TrustedUntil() (until time.Time, ok bool) {
 	if s.live == nil {
 		return time.Time{}, false
 	}
-	heard, ok := s.live.lastHeard(s.id)
+	heard, proven, ok := s.live.lastHeard(s.id)
 	if !ok {
 		return time.Time{}, false
 	}
-	return epoch.Add(heard + trustWindow(s.policy, s.live.timeout(s.timeout), s.live.lag)), true
+	return epoch.Add(trustedUntil(s.policy, s.live.timeout(s.timeout), heard, proven)), true
 }
 
 // untrusted is the cause of a session value's end at its trust deadline.
 func (s *Session) untrusted() error {
 	if s.policy == OnlyLostIsLost {
-		return fmt.Errorf("%w: no reply from the server within the session timeout (less the drift margin); "+
-			"the server may expire the session", ErrSessionLost)
+		return fmt.Errorf("%w: no proof that the ensemble's leader heard the session within the session timeout "+
+			"(less the drift margin); the server may expire the session", ErrSessionLost)
 	}
-	return fmt.Errorf("%w: no reply from the server within 2/3 of the session timeout", ErrSuspended)
+	return fmt.Errorf("%w: no reply from the server within 2/3 of the session timeout, "+
+		"or no proof that the ensemble's leader heard the session within 3/4 of it", ErrSuspended)
 }
 
 func (s *Session) String() string { return fmt.Sprintf("session 0x%x", s.id) }

@@ -57,14 +57,17 @@ const (
 	// SuspendedIsLost (the default, Curator's standard policy): a session
 	// value ends as soon as the connection is suspended, which the client
 	// reports at the latest 2/3 of a session timeout after the send time of
-	// the latest request the server answered; a reconnection to the same
-	// session brings a new value with the same ID.
+	// the latest request the server answered, and 3/4 of one after the send
+	// time of the latest request the ensemble's leader is proven to have
+	// heard; a reconnection to the same session brings a new value with the
+	// same ID.
 	SuspendedIsLost ErrorPolicy = iota
 	// OnlyLostIsLost: a session value survives a suspension that ends in
 	// time. It ends when the session is lost, or one session timeout less
-	// recipes.DriftMargin after the send time of the latest request the server
-	// answered: the server may expire the session one session timeout after
-	// it last heard from us, and only a reply proves it did.
+	// recipes.DriftMargin after the send time of the latest request the
+	// ensemble's leader is proven to have heard: the leader may expire the
+	// session one session timeout after it last heard of it, and a reply
+	// proves only that the member that sent it heard the request.
 	OnlyLostIsLost
 )
 
@@ -74,6 +77,7 @@ type input int
 const (
 	inHasSession input = iota // zk StateHasSession, with a session id
 	inDisconnected
+	inUnproven // connected, but no proof that the leader heard the session in time
 	inExpired
 	inReadOnly
 	inSuspendTimeout // suspended for the whole session timeout
@@ -146,11 +150,15 @@ func (m *machine) step(in input, id int64, now time.Time) actions {
 		if m.state != ReadOnly {
 			report(ReadOnly, m.sessionID, nil)
 		}
-	case inDisconnected:
+	case inDisconnected, inUnproven:
 		if !m.state.connected() {
 			return a
 		}
 		err := fmt.Errorf("%w: connection to ZooKeeper lost", ErrSuspended)
+		if in == inUnproven {
+			err = fmt.Errorf("%w: no proof that the ensemble's leader heard the session within 3/4 of the session timeout "+
+				"(the server may be cut off from the quorum); connection dropped", ErrSuspended)
+		}
 		report(Suspended, m.sessionID, err)
 		a.startTimers = true
 		if m.policy == SuspendedIsLost {
@@ -158,7 +166,8 @@ func (m *machine) step(in input, id int64, now time.Time) actions {
 		}
 	case inTrustTimeout:
 		if m.state == Suspended {
-			endLive(fmt.Errorf("%w: suspended past the time the server may keep the session", ErrSessionLost))
+			endLive(fmt.Errorf("%w: suspended past the time the server may keep the session "+
+				"(no proof that the ensemble's leader heard the session within the session timeout, less the drift margin)", ErrSessionLost))
 		}
 	case inExpired, inSuspendTimeout:
 		if m.state == Lost || m.state == Connecting {

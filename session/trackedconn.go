@@ -39,11 +39,13 @@ type trackedConn struct {
 	mu        sync.Mutex
 	connectAt time.Duration // send time of the connect request
 	pending   []sentRequest // requests not answered yet, oldest first
+	proof     proof         // the way to a proof that the leader heard the session (proof.go)
 }
 
 type sentRequest struct {
-	xid int32
-	at  time.Duration
+	xid  int32
+	at   time.Duration
+	tags proofTags
 }
 
 // maxPending bounds the requests remembered (go-zookeeper's in-flight
@@ -144,15 +146,14 @@ func (t *trackedConn) sent(head []byte, first bool) {
 	if first {
 		t.connectAt = now
 	} else if xid, ok := requestXid(head); ok {
-		if t.gate != nil {
-			if op, ok := requestOpcode(head); ok && op == opSetWatches {
-				t.gate.release()
-			}
+		op, _ := requestOpcode(head)
+		if t.gate != nil && op == opSetWatches {
+			t.gate.release()
 		}
 		if len(t.pending) == maxPending {
 			t.pending = slices.Delete(t.pending, 0, 1)
 		}
-		t.pending = append(t.pending, sentRequest{xid, now})
+		t.pending = append(t.pending, sentRequest{xid, now, t.proof.send(kindOf(op), now, t.l.period())})
 	}
 	t.mu.Unlock()
 	if !first && t.l.tap.waiting.Load() > 0 {
@@ -172,29 +173,40 @@ func (t *trackedConn) received(head []byte, first bool) {
 		}
 		t.session = id
 		t.l.negotiated.Store(int64(time.Duration(ms) * time.Millisecond))
+		now := mono()
 		t.mu.Lock()
 		at := t.connectAt
+		t.proof.note(at, now, t.l.period())
 		t.mu.Unlock()
+		// A handshake proves itself (proof.go): the session was created
+		// through a quorum, or revalidated by the leader.
 		t.l.noteHeard(t, id, at)
+		t.l.noteProven(t, id, at)
 		return
 	}
 	xid, zxid, errCode, ok := replyHeader(head)
 	if !ok || xid == xidNotification {
 		return
 	}
-	if at, ok := t.answered(xid); ok && errCode != codeSessionExpired && errCode != codeSessionMoved {
-		t.l.noteHeard(t, t.session, at)
+	if r, ok := t.answered(xid); ok && errCode != codeSessionExpired && errCode != codeSessionMoved {
+		t.l.noteHeard(t, t.session, r.at)
+		now := mono()
+		t.mu.Lock()
+		proven, ok := t.proof.reply(r.tags, r.at, now, t.l.period(), errCode == 0)
+		t.mu.Unlock()
+		if ok {
+			t.l.noteProven(t, t.session, proven)
+		}
 	}
 	if xid > 0 && t.l.tap.waiting.Load() > 0 {
 		t.l.tap.replied(t, xid, zxid, errCode)
 	}
 }
 
-// answered returns the send time of the oldest unanswered request with xid
-// and forgets it. Replies come in request order but for a few the server
-// answers at once (auth); pings share one xid, and the oldest is the
-// conservative match.
-func (t *trackedConn) answered(xid int32) (time.Duration, bool) {
+// answered returns the oldest unanswered request with xid and forgets it.
+// Replies come in request order but for a few the server answers at once
+// (auth); pings share one xid, and the oldest is the conservative match.
+func (t *trackedConn) answered(xid int32) (sentRequest, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, r := range t.pending {
@@ -202,8 +214,8 @@ func (t *trackedConn) answered(xid int32) (time.Duration, bool) {
 			// In place: the slice keeps its capacity, so noting requests
 			// allocates nothing once it has grown.
 			t.pending = slices.Delete(t.pending, i, i+1)
-			return r.at, true
+			return r, true
 		}
 	}
-	return 0, false
+	return sentRequest{}, false
 }
