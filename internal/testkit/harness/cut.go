@@ -132,20 +132,6 @@ func (z *ZK) RestoreMember(t testing.TB, m *ZKMember) {
 	}
 }
 
-// Followers returns the running, unpaused members other than the leader
-// (followers and observers), in order.
-func (z *ZK) Followers(t testing.TB) []*ZKMember {
-	t.Helper()
-	leader := z.Leader(t)
-	var out []*ZKMember
-	for _, m := range z.members {
-		if m != leader && m.Running() && !m.Paused() {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // memberLinks returns m's proxies; t fails when m has none.
 func (z *ZK) memberLinks(t testing.TB, m *ZKMember) []*Proxy {
 	t.Helper()
