@@ -199,27 +199,16 @@ func TestQueueCreateReplyLostWithSessionValue(t *testing.T) {
 			f.pending(res, "the holder still holds")
 			require.NoError(t, f.srv.Remove(holder))
 
-			first, second := res, thirdRes
-			if !tc.sameNode {
-				first, second = thirdRes, res // the third is ahead of our new node now
-			}
-			r := f.result(first)
-			require.NoError(t, r.err)
-			f.pending(second, "the first in the queue holds the lock")
-			f.release(r.lease)
-			r2 := f.result(second)
-			require.NoError(t, r2.err)
-			ourLease := r.lease
-			if !tc.sameNode {
-				ourLease = r2.lease
-			}
 			if tc.sameNode {
+				ourLease, thirdLease := f.inOrder(res, thirdRes)
 				assert.Equal(t, ours[0], nodeOf(ourLease), "granted on the node our lost create made")
+				f.release(thirdLease)
 			} else {
+				_, ourLease := f.inOrder(thirdRes, res) // the third is ahead of our new node now
 				assert.NotEqual(t, ours[0], nodeOf(ourLease))
 				assert.NotEqual(t, oldSession, ourLease.(*lease).SessionID())
+				f.release(ourLease)
 			}
-			f.release(r2.lease)
 			f.srv.ExpireSession(oldSession)
 			assert.Empty(t, f.queue())
 		})
@@ -238,6 +227,7 @@ func TestQueueCreateLandsAfterSessionValueEnded(t *testing.T) {
 		sameNode bool
 	}{
 		{"same session: taken over", (*fakeConn).Bounce, true},
+		{"same session, two values later: taken over", func(c *fakeConn) { c.Bounce(); c.Bounce() }, true},
 		{"new session: removed", func(c *fakeConn) { c.Renew() }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
