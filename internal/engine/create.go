@@ -54,7 +54,7 @@ type creation interface {
 // the same, and settles it otherwise.
 type outCreate struct {
 	c       creation
-	session int64          // the ZooKeeper session it was sent in
+	session int64          // the ZooKeeper session it was made for
 	res     <-chan created // its outcome: retryCreate stops soon after its value ends
 }
 
