@@ -20,6 +20,10 @@ type acquireState struct {
 	// It points to slot (keep), which saves an allocation.
 	kept *queued
 	slot queued
+	// out is our create, still out (or its node made too late to be used)
+	// when the last attempt's session value ended; the next attempt takes
+	// it over if its session is the same (takeOver). Never set with kept.
+	out *outCreate
 	// drops counts the connection drops in a row while our create was out.
 	drops atomic.Int32
 	// a is told when an attempt finds the lock held (or a waiter ahead);
@@ -71,6 +75,32 @@ func (st *acquireState) keep(q queued) {
 	st.kept = &st.slot
 }
 
+// carriedFor reports whether what st carries from the last attempt (its
+// kept node or its create still out), if anything, was made in session id.
+func (st *acquireState) carriedFor(id int64) bool {
+	switch {
+	case st.kept != nil:
+		return st.kept.session == id
+	case st.out != nil:
+		return st.out.session == id
+	}
+	return true
+}
+
+// abandon gives up what st carries from the last attempt: its kept node is
+// removed, and whatever its create still out made is settled, in the
+// background.
+func (st *acquireState) abandon(c Conn) {
+	if st.kept != nil {
+		cleanupInBackground(c, st.kept.node, st.kept.session, nil)
+		st.kept = nil
+	}
+	if o := st.out; o != nil {
+		st.out = nil
+		go func() { settleMade(o.c, <-o.res) }()
+	}
+}
+
 // maxCreateDrops bounds the connection drops in a row while our create is
 // out, after which Acquire gives up. A request the server refuses (larger
 // than its jute.maxbuffer, when that is set below the client's
@@ -98,9 +128,10 @@ var errSessionEnded = errors.New("the session ended while waiting")
 
 // acquireLoop runs attempt under each new session value until it holds the
 // lock or fails for another reason than the end of its session value; what
-// every lock of the engine shares. A node an attempt left queued is kept
-// for the next attempt if its session is the same, and removed otherwise.
-// a, when not nil, is told when the lock is found held.
+// every lock of the engine shares. A node an attempt left queued, or a
+// create it left out, is carried to the next attempt if its session is the
+// same, and removed otherwise. a, when not nil, is told when the lock is
+// found held.
 func acquireLoop(ctx context.Context, c Conn, what string, a *hold.Acquisition,
 	attempt func(Session, *acquireState) (*lease, error)) (*lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
@@ -108,19 +139,14 @@ func acquireLoop(ctx context.Context, c Conn, what string, a *hold.Acquisition,
 	}
 	var st acquireState
 	st.a = a
-	drop := func() {
-		if st.kept != nil {
-			cleanupInBackground(c, st.kept.node, st.kept.session, nil)
-			st.kept = nil
-		}
-	}
+	drop := func() { st.abandon(c) }
 	for {
 		sess, err := c.Session(ctx)
 		if err != nil {
 			drop()
 			return nil, notAcquired(ctx, what, err)
 		}
-		if st.kept != nil && st.kept.session != sess.ID() {
+		if !st.carriedFor(sess.ID()) {
 			drop() // a new session: the old one's node is gone or going
 		}
 		le, err := attempt(sess, &st)

@@ -105,10 +105,16 @@ func TestQueueCreateDrops(t *testing.T) {
 		},
 		{
 			// Each drop also ends the session value (the client suspends)
-			// after the server made the node: every attempt leaves a node
-			// for clean-up, and each counts once, where the end of the
-			// session value cut it.
-			name: "every reply lost, and the session value with it", drops: -1, minReq: maxCreateDrops, maxReq: maxCreateDrops,
+			// before the server heard the create: each next value looks
+			// for the node, finds none and creates again, and each drop
+			// counts once, where the end of the session value cut it.
+			name: "every request lost, and the session value with it", drops: -1, minReq: maxCreateDrops, maxReq: maxCreateDrops,
+			fault: func(c *fakeConn) fakeFault { c.Bounce(); return lostRequest },
+		},
+		{
+			// The same after the server made the node: the next value
+			// finds it, and that ends the drops.
+			name: "every reply lost, and the session value with it", drops: -1, minReq: 1, maxReq: 1, acquired: true,
 			fault: func(c *fakeConn) fakeFault { c.Bounce(); return lostReply },
 		},
 		{
@@ -146,29 +152,117 @@ func TestQueueCreateDrops(t *testing.T) {
 	}
 }
 
-// A create still out when the session value ends lands later: createSettled
-// removes the node it made, and the next value's attempt queues its own.
+// The connection drops between the server applying our create and its
+// reply, which is lost with it, and the session value ends. Under the same
+// ZooKeeper session the next value finds the node by its protected prefix
+// and keeps it: a waiter that queued meanwhile stays behind us. Under a new
+// session the node is gone or removed, and we queue again, behind it.
+func TestQueueCreateReplyLostWithSessionValue(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		resume   func(c *fakeConn)
+		sameNode bool
+	}{
+		{"same session: reconnected", (*fakeConn).Reconnect, true},
+		{"new session: the old one given up while the server keeps it", func(c *fakeConn) { c.Renew() }, false},
+		{"new session: the old one expired", (*fakeConn).Expire, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			holder := f.put(f.srv.Conn())
+			cut := make(chan struct{})
+			f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, fakeFault{After: errConnLoss, Applied: func() {
+				f.conn.Disconnect()
+				close(cut)
+			}}))
+			res := acquireAsync(f.ctx, f.mutex(f.conn))
+			f.waitDone(cut, "our create applied, its reply lost")
+			oldSession := f.conn.SessionID()
+			ours := f.ownedBy(oldSession)
+			require.Len(t, ours, 1)
+			// A third client queues behind our node while we are away.
+			third := f.srv.Conn()
+			thirdRes := acquireAsync(f.ctx, f.mutex(third))
+			f.waitFor("the third to wait on our node", func() bool { return f.srv.Watches(ours[0]) == 1 })
+
+			tc.resume(f.conn)
+			if tc.sameNode {
+				f.waitFor("us to wait on the holder", func() bool { return f.srv.Watches(holder) == 1 })
+				assert.Equal(t, ours, f.ownedBy(f.conn.SessionID()), "our node is kept")
+				assert.Equal(t, 1, f.conn.Calls(fakeOpCreate), "found, not created again")
+			} else {
+				f.waitFor("the old node gone and a new one queued", func() bool {
+					return !f.srv.Exists(ours[0]) && len(f.ownedBy(f.conn.SessionID())) == 1
+				})
+				assert.Equal(t, 2, f.conn.Calls(fakeOpCreate))
+			}
+			f.pending(res, "the holder still holds")
+			require.NoError(t, f.srv.Remove(holder))
+
+			if tc.sameNode {
+				ourLease, thirdLease := f.inOrder(res, thirdRes)
+				assert.Equal(t, ours[0], nodeOf(ourLease), "granted on the node our lost create made")
+				f.release(thirdLease)
+			} else {
+				_, ourLease := f.inOrder(thirdRes, res) // the third is ahead of our new node now
+				assert.NotEqual(t, ours[0], nodeOf(ourLease))
+				assert.NotEqual(t, oldSession, ourLease.(*lease).SessionID())
+				f.release(ourLease)
+			}
+			f.srv.ExpireSession(oldSession)
+			assert.Empty(t, f.queue())
+		})
+	}
+}
+
+// A create still out when the session value ends lands later. Under the
+// same session the next value waits for its outcome and takes the node it
+// made; under a new session it queues its own node, and the late one
+// (which landed in the new session: go-zookeeper sends a request queued
+// during a disconnection on the next connection) is removed.
 func TestQueueCreateLandsAfterSessionValueEnded(t *testing.T) {
-	f := newFixture(t)
-	gate := make(chan struct{})
-	f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, fakeFault{Block: gate}))
+	for _, tc := range []struct {
+		name     string
+		end      func(c *fakeConn)
+		sameNode bool
+	}{
+		{"same session: taken over", (*fakeConn).Bounce, true},
+		{"same session, two values later: taken over", func(c *fakeConn) { c.Bounce(); c.Bounce() }, true},
+		{"new session: removed", func(c *fakeConn) { c.Renew() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			gate := make(chan struct{})
+			f.conn.Intercept(faultFirst(fakeOpCreate, testLockPath+"/", 1, fakeFault{Block: gate}))
 
-	res := acquireAsync(f.ctx, f.mutex(f.conn))
-	f.waitFor("the create to be out", func() bool { return f.conn.Calls(fakeOpCreate) == 1 })
-	f.conn.Bounce() // same session, next value
-	r := f.result(res)
-	require.NoError(t, r.err)
-	require.Equal(t, []string{nodeOf(r.lease)}, f.queue())
-
-	close(gate) // the first create lands now, in our session, behind our node
-	f.waitFor("the late node to be made and removed", func() bool {
-		st, _ := f.srv.Stat(testLockPath)
-		q := f.queue()
-		return st.Cversion == 3 && len(q) == 1 && q[0] == nodeOf(r.lease) // 2 creates, 1 delete
-	})
-	assert.Equal(t, 2, f.conn.Calls(fakeOpCreate))
-	f.release(r.lease)
-	assert.Empty(t, f.queue())
+			res := acquireAsync(f.ctx, f.mutex(f.conn))
+			f.waitFor("the create to be out", func() bool { return f.conn.Calls(fakeOpCreate) == 1 })
+			tc.end(f.conn)
+			if tc.sameNode {
+				f.pending(res, "the create is still out")
+				close(gate) // the create lands now, in our session
+				r := f.result(res)
+				require.NoError(t, r.err)
+				assert.Equal(t, []string{nodeOf(r.lease)}, f.queue())
+				assert.Equal(t, 1, f.conn.Calls(fakeOpCreate), "taken over, not created again")
+				f.release(r.lease)
+				assert.Empty(t, f.queue())
+				return
+			}
+			r := f.result(res)
+			require.NoError(t, r.err)
+			require.Equal(t, []string{nodeOf(r.lease)}, f.queue())
+			close(gate) // the first create lands now, behind our node
+			f.waitFor("the late node to be made and removed", func() bool {
+				st, _ := f.srv.Stat(testLockPath)
+				q := f.queue()
+				return st.Cversion == 3 && len(q) == 1 && q[0] == nodeOf(r.lease) // 2 creates, 1 delete
+			})
+			assert.Equal(t, 2, f.conn.Calls(fakeOpCreate))
+			f.release(r.lease)
+			assert.Empty(t, f.queue())
+		})
+	}
 }
 
 // A create whose request was lost lands after findProtected looked (a

@@ -132,5 +132,20 @@ func TestFakeSessionsAndFaults(t *testing.T) {
 	close(gate)
 	_, _, err = c.CreateWithZxid(ctx, "/gate-", nil, 0)
 	assert.NoError(t, err)
-	assert.Equal(t, 5, c.Calls(fakeOpCreate), "every request counted, faulted or not")
+
+	// Applied runs between the change and the reply: the connection drops
+	// there, and the reply is lost with it.
+	var applied bool
+	c.Intercept(faultFirst(fakeOpCreate, "/cut-", -1, fakeFault{After: errConnLoss, Applied: func() {
+		applied = f.srv.Exists("/cut-")
+		c.Disconnect()
+	}}))
+	s3, err := c.Session(ctx)
+	require.NoError(t, err)
+	_, _, err = c.CreateWithZxid(ctx, "/cut-", nil, 0)
+	assert.ErrorIs(t, err, errConnLoss)
+	assert.True(t, applied, "Applied ran after the change")
+	assert.ErrorIs(t, s3.Err(), session.ErrSuspended)
+	c.Reconnect()
+	assert.Equal(t, 6, c.Calls(fakeOpCreate), "every request counted, faulted or not")
 }

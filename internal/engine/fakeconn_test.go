@@ -215,6 +215,9 @@ func (c *fakeConn) do(ctx context.Context, op, path string, change func(s *fakeS
 	if err != nil {
 		return wrap(err)
 	}
+	if f.Applied != nil {
+		f.Applied()
+	}
 	if f.After != nil {
 		return wrap(f.After)
 	}

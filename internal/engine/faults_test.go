@@ -22,9 +22,15 @@ type fakeFault struct {
 	Before error
 	// After applies the request, then fails it: the reply was lost.
 	After error
+	// Applied runs once the request is applied, before its reply (or
+	// After's error) reaches the client: what happens between the two, as
+	// the connection dropping (fakeConn.Disconnect) with the reply on it.
+	Applied func()
 }
 
-func (f fakeFault) zero() bool { return f.Block == nil && f.Before == nil && f.After == nil }
+func (f fakeFault) zero() bool {
+	return f.Block == nil && f.Before == nil && f.After == nil && f.Applied == nil
+}
 
 // fakeInterceptor picks the fault of one request. op is a fakeOp* name;
 // path is the request's path (for a create, the path asked for: before the

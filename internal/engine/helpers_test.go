@@ -138,6 +138,20 @@ func (f *fixture) pending(ch <-chan acquireResult, why string) {
 	}
 }
 
+// inOrder waits for first's lease while second still waits, releases it,
+// then waits for second's: the lock goes to first, then to second. It
+// returns both leases, second's still held.
+func (f *fixture) inOrder(first, second <-chan acquireResult) (recipes.Lease, recipes.Lease) {
+	f.t.Helper()
+	r := f.result(first)
+	require.NoError(f.t, r.err)
+	f.pending(second, "the first in the queue holds the lock")
+	f.release(r.lease)
+	r2 := f.result(second)
+	require.NoError(f.t, r2.err)
+	return r.lease, r2.lease
+}
+
 // release releases le and requires success.
 func (f *fixture) release(le recipes.Lease) {
 	f.t.Helper()

@@ -112,6 +112,12 @@ func (c herdCreate) try() created {
 // find implements creation.
 func (c herdCreate) find() created { return c.l.findOurs(c.sess) }
 
+// under implements creation.
+func (c herdCreate) under(sess Session) creation {
+	c.sess = sess
+	return c
+}
+
 // settle implements creation.
 func (c herdCreate) settle(r created) {
 	inBackground(c.l.Conn, c.l.node(), func(ctx context.Context) error {

@@ -35,7 +35,9 @@ type Queue struct {
 // once when try is set and the lock is held elsewhere). A session value
 // that ends while we wait is not an error: the wait goes on under the next
 // value, keeping our node and its place in the queue when the ZooKeeper
-// session survived (a reconnection), and with a new node when it did not.
+// session survived (a reconnection), even when the reply to our create was
+// lost with the connection (takeOver finds the node by its protected
+// prefix), and with a new node when it did not.
 func (q *Queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*lease, error) {
 	return acquireLoop(ctx, q.Conn, q.What, a, func(sess Session, st *acquireState) (*lease, error) {
 		return q.attempt(ctx, sess, st, try)
@@ -43,9 +45,9 @@ func (q *Queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*le
 }
 
 // attempt queues under one session value (creating our node, or resuming
-// with the one st kept) and waits. When the session value ends, the node
-// stays queued in st for the next attempt; on any other failure it is
-// removed.
+// with the one st kept or the create st left out) and waits. When the
+// session value ends, the node (or the create still out) stays in st for
+// the next attempt; on any other failure it is removed.
 func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
 	var listed []string
 	if st.kept == nil {
@@ -261,6 +263,12 @@ func (c queueCreate) prefix() string {
 
 // find implements creation.
 func (c queueCreate) find() created { return c.q.findProtected(c.sess.Context(), c.sess, c.prefix()) }
+
+// under implements creation.
+func (c queueCreate) under(sess Session) creation {
+	c.sess = sess
+	return c
+}
 
 // settle implements creation.
 func (c queueCreate) settle(r created) {

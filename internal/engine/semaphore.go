@@ -115,6 +115,9 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool, a *hold.Acquis
 		var st acquireState
 		r, err := q.create(ctx, sess, &st)
 		if err != nil {
+			// The whole attempt is given up with the mutex it held: a
+			// lease node left out is not carried to the next one.
+			st.abandon(s.Conn)
 			giveBack()
 			return nil, err
 		}

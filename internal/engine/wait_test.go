@@ -110,30 +110,17 @@ func TestQueueSessionValueEndsMidWait(t *testing.T) {
 			require.NoError(t, f.srv.Remove(holder))
 
 			if tc.sameNode {
-				r := f.result(res)
-				require.NoError(t, r.err)
-				assert.Equal(t, ours[0], nodeOf(r.lease), "same node, same place")
+				ourLease, thirdLease := f.inOrder(res, thirdRes)
+				assert.Equal(t, ours[0], nodeOf(ourLease), "same node, same place")
 				assert.Equal(t, 1, f.conn.Calls(fakeOpCreate))
-				f.pending(thirdRes, "we hold the lock")
-				f.release(r.lease)
+				f.release(thirdLease)
 			} else {
-				// The third is ahead of our new node now.
-				t3 := f.result(thirdRes)
-				require.NoError(t, t3.err)
-				f.pending(res, "the third holds the lock")
-				f.release(t3.lease)
-				r := f.result(res)
-				require.NoError(t, r.err)
-				assert.NotEqual(t, ours[0], nodeOf(r.lease))
-				assert.Equal(t, f.ownedBy(f.conn.SessionID()), []string{nodeOf(r.lease)})
-				assert.NotEqual(t, oldSession, r.lease.(*lease).SessionID())
-				f.release(r.lease)
+				_, ourLease := f.inOrder(thirdRes, res) // the third is ahead of our new node now
+				assert.NotEqual(t, ours[0], nodeOf(ourLease))
+				assert.Equal(t, f.ownedBy(f.conn.SessionID()), []string{nodeOf(ourLease)})
+				assert.NotEqual(t, oldSession, ourLease.(*lease).SessionID())
+				f.release(ourLease)
 				f.srv.ExpireSession(oldSession)
-			}
-			if tc.sameNode {
-				t3 := f.result(thirdRes)
-				require.NoError(t, t3.err)
-				f.release(t3.lease)
 			}
 			assert.Empty(t, f.queue())
 		})
