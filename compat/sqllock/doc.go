@@ -86,7 +86,11 @@
 // less recipes.DriftMargin(ttl). A watchdog renews every third of that
 // with a compare-holder UPDATE; a renewal error (a pooler or a failover
 // makes short ones common) is tried again until the deadline, and each
-// confirmed renewal moves the deadline from its send time. The lease's
+// confirmed renewal moves the deadline from its send time. So is a new
+// connection refused (SQLSTATE class 28, MySQL's access denied, a TLS
+// certificate): a password or a certificate rotated on the server
+// refuses the pool's new connections while those it holds still work
+// (an acquisition ends at such an error at once). The lease's
 // context is cancelled, with a cause that is recipes.ErrLockLost, when the
 // deadline passes unrenewed (also when the network is silent, or the
 // database down), or when a renewal finds the row someone else's: before

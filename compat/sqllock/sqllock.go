@@ -411,12 +411,22 @@ func (c *Client) check(ctx context.Context) error {
 // *sql.DB or connection of ours, database/sql's own refusals (an
 // argument it cannot convert), PostgreSQL's errors of SQLSTATE class 42
 // (syntax error or access rule violation: a table or function missing, a
-// permission refused) and 28 (invalid authorization), and MySQL's of the
-// same kinds, by number (mysqlPermanent). Others (the server
-// unreachable, restarting, a deadlock, a limit, a timeout) are transient.
+// permission refused), and MySQL's of the same kinds, by number
+// (mysqlPermanent). A new connection refused is marked ttl.Refused:
+// SQLSTATE class 28 (invalid authorization: a wrong password, a
+// pg_hba.conf rule), MySQL's access denied (mysqlRefused), and a TLS
+// certificate refused either way (ttl.BadCertificate). An acquisition
+// ends at it too, but a renewal tries again until the lease's deadline:
+// a password or a certificate rotated on the server refuses the pool's
+// new connections while those it already holds still work. Others (the
+// server unreachable, restarting, a deadlock, a limit, a timeout) are
+// transient.
 func permanent(err error) error {
 	if err == nil || errors.Is(err, sql.ErrNoRows) {
 		return err
+	}
+	if ttl.BadCertificate(err) {
+		return ttl.Refused(err)
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "sql: database is closed") || errors.Is(err, sql.ErrConnDone) ||
@@ -425,13 +435,21 @@ func permanent(err error) error {
 	}
 	var st interface{ SQLState() string } // pgx, lib/pq
 	if errors.As(err, &st) {
-		if code := st.SQLState(); strings.HasPrefix(code, "42") || strings.HasPrefix(code, "28") {
+		switch code := st.SQLState(); {
+		case strings.HasPrefix(code, "28"):
+			return ttl.Refused(err)
+		case strings.HasPrefix(code, "42"):
 			return ttl.Permanent(err)
 		}
 		return err
 	}
-	if m := mysqlError.FindStringSubmatch(msg); m != nil && mysqlPermanent[m[1]] {
-		return ttl.Permanent(err)
+	if m := mysqlError.FindStringSubmatch(msg); m != nil {
+		switch {
+		case mysqlRefused[m[1]]:
+			return ttl.Refused(err)
+		case mysqlPermanent[m[1]]:
+			return ttl.Permanent(err)
+		}
 	}
 	return err
 }
@@ -440,14 +458,20 @@ func permanent(err error) error {
 // 1146 (42S02): Table ...", anywhere in a wrapped message.
 var mysqlError = regexp.MustCompile(`Error (\d+) \([0-9A-Z]{5}\)`)
 
+// mysqlRefused are MySQL's refusals of a new connection's credentials
+// (SQLSTATE 28000), by number.
+var mysqlRefused = map[string]bool{
+	"1045": true, // ER_ACCESS_DENIED_ERROR
+	"1698": true, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+}
+
 // mysqlPermanent are MySQL's errors that trying again cannot mend, by
-// number: access refused, a table, column or routine missing, a syntax
-// error. Not all of SQLSTATE class 42: it also holds limits that pass
-// (1203 too many connections for the user, 1226 a user's resource limit,
-// 1461 max_prepared_stmt_count).
+// number: a database, table or routine refused, a table or column
+// missing, a syntax error. Not all of SQLSTATE class 42: it also holds
+// limits that pass (1203 too many connections for the user, 1226 a
+// user's resource limit, 1461 max_prepared_stmt_count).
 var mysqlPermanent = map[string]bool{
 	"1044": true, // ER_DBACCESS_DENIED_ERROR
-	"1045": true, // ER_ACCESS_DENIED_ERROR
 	"1054": true, // ER_BAD_FIELD_ERROR
 	"1064": true, // ER_PARSE_ERROR
 	"1142": true, // ER_TABLEACCESS_DENIED_ERROR
