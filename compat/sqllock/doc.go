@@ -119,7 +119,7 @@
 //   - The table: CreateTable (or the statements of DDL) makes it; the
 //     first Acquire checks that it exists and says so when it does not.
 //     Processes sharing a lock must run the same version of this package
-//     (the function and the grants are its own) and the same TTL.
+//     (the function and the grants are its own); their TTLs may differ.
 //
 // # The lock table users write first, and what this lock does instead
 //

@@ -291,8 +291,8 @@ type options struct {
 // WithTTL sets how long the lock outlives a holder that stops renewing it
 // (default DefaultTTL, from MinTTL to MaxTTL, whole microseconds). The
 // holder renews it every third of its trusted time (the TTL less
-// recipes.DriftMargin(ttl)). Processes that share a lock must use the same
-// TTL: a release hands the lock on for the releaser's.
+// recipes.DriftMargin(ttl)). Processes that share a lock may use different
+// TTLs: a lock handed on to a waiter is granted for the waiter's own.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // New returns the lock named name: 1 to MaxNameLen bytes of UTF-8, no NUL.
@@ -391,13 +391,17 @@ func (c *Client) check(ctx context.Context) error {
 		return nil
 	}
 	var durability string
-	var exists bool
-	if err := c.db.QueryRowContext(ctx, c.sql.check, c.sql.checkArgs...).Scan(&durability, &exists); err != nil {
+	var exists, current bool
+	if err := c.db.QueryRowContext(ctx, c.sql.check, c.sql.checkArgs...).Scan(&durability, &exists, &current); err != nil {
 		return permanent(fmt.Errorf("check table %s: %w", c.table, err))
 	}
 	switch {
 	case !exists:
 		return ttl.Permanent(fmt.Errorf("table %s (or its function) does not exist in this database: run Client.CreateTable, or the statements of Client.DDL", c.table))
+	case !current:
+		// Its function would grant the lock to a waiter for the
+		// releaser's TTL, not the waiter's.
+		return ttl.Permanent(fmt.Errorf("table %s was made by an earlier version of sqllock (it has no column waiter_ttl): run Client.CreateTable, or the statements of Client.DDL, to update it and its function", c.table))
 	case !c.noCheck && c.dialect == PostgreSQL && durability == "off":
 		return ttl.Permanent(fmt.Errorf("%w: synchronous_commit is off, so a crash of the server may forget a lock's latest grant or renewal and grant it to another client while its holder trusts its lease: set synchronous_commit to on (or local), or pass sqllock.WithoutDurabilityCheck() to accept the risk", ErrDurability))
 	case !c.noCheck && c.dialect == MySQL && durability == "0":
