@@ -99,6 +99,17 @@
 // release that cannot reach the database is retried in the background
 // until the lock would expire; the lock then ends by expiry.
 //
+// # Nothing left behind
+//
+// A waiter that gives up (its context ends, an error) takes out what it
+// put in the database before Acquire returns (its queue entry, a MySQL
+// row its take may have landed on, its wait in GET_LOCK), bounded by a
+// few seconds whatever its context says; only what the database does not
+// confirm in time is retried in the background. Client.Close waits for
+// those clean-ups and for releases retried in the background, up to
+// ttl.CloseWait (5s): close the Client before the process exits, and
+// nothing of it is left in the database.
+//
 // # What it needs of the database
 //
 //   - Durable commits: a crash must not forget what the server

@@ -182,12 +182,21 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("sqllock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
 }
 
-// Close stops the Client's Listener and waits for it, and closes its
-// prepared statements; waiters still waiting go on with their timers. The
-// *sql.DB stays open: it is the caller's.
+// Close waits for the Client's clean-ups in the background (a release
+// retried after it failed, a waiter's queue entry or MySQL wait that
+// could not be removed at once) for up to ttl.CloseWait (5s), then stops
+// those left and says so in its error (the database lets what they leave
+// go at its TTL); then it stops the Listener and waits for it, and closes
+// its prepared statements. Waiters still waiting go on with their
+// timers. The *sql.DB stays open: it is the caller's; close it after.
 func (c *Client) Close() error {
-	c.mu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
+	defer cancel()
 	var errs []error
+	if err := c.bg.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sqllock: close: %w", err))
+	}
+	c.mu.Lock()
 	for q, st := range c.stmts {
 		errs = append(errs, st.Close())
 		delete(c.stmts, q)
@@ -337,9 +346,11 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 
 // Acquire waits until the lock is held, ctx ends (an error that is
 // recipes.ErrNotAcquired and ctx's error; what the waiter left in the
-// table is taken out in the background) or an error that trying again
+// table is taken out before it returns, in the background only when the
+// database does not answer in time) or an error that trying again
 // cannot mend (the table missing, a durability setting, a closed
-// *sql.DB: an error that is recipes.ErrNotAcquired and says why). Errors
+// *sql.DB, a password or a TLS certificate refused: an error that is
+// recipes.ErrNotAcquired and says why). Errors
 // of the database (unreachable, restarting) are retried until ctx ends.
 // With a context from a live lease of this Lock it re-enters at once.
 //
