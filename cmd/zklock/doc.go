@@ -225,8 +225,9 @@
 // loses its lock: nothing answers ZooKeeper's pings meanwhile.
 //
 // Signals: SIGINT, SIGTERM or SIGHUP while waiting stops the wait (nothing is
-// left on the server) and zklock exits 128+N as a shell would (130, 143,
-// 129). While COMMAND runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+// left on the server; a PostgreSQL or MySQL that does not answer holds up
+// the exit for up to ten seconds, then zklock says what it left to expire)
+// and zklock exits 128+N as a shell would (130, 143, 129). While COMMAND runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
 // SIGUSR2 are forwarded to COMMAND's process group; zklock then waits for
 // COMMAND, releases the lock and exits with COMMAND's status. If zklock
 // itself dies, COMMAND gets SIGTERM (Linux parent-death signal).

@@ -139,7 +139,11 @@ func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter
 		return nil, nil, err
 	}
 	closeAll := func() {
-		_ = c.Close() // stops the listener
+		// Waits for the clean-ups of the lock (a waiter's entry, a
+		// release retried), stops the listener; then the pool.
+		if err := c.Close(); err != nil {
+			rep.errorf("%v", err)
+		}
 		_ = db.Close()
 	}
 	l, err := sqllock.New(c, name, sqllock.WithTTL(b.ttlOr(sqllock.DefaultTTL)))
