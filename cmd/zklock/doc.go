@@ -163,8 +163,12 @@
 // own flags give. --dsn and --dsn-file together are a usage error naming
 // both. The same for --listen-dsn, --listen-dsn-file and
 // $ZKLOCK_LISTEN_DSN. pgx also reads PGPASSWORD and ~/.pgpass when the
-// DSN has no password. TLS to PostgreSQL and MySQL is the DSN's
-// (sslmode, sslrootcert; tls).
+// DSN has no password. TLS to PostgreSQL is the DSN's (sslmode=verify-full,
+// sslrootcert, sslcert, sslkey). To MySQL, --tls-ca, --tls-cert and
+// --tls-key make every connection TLS, the server's certificate checked
+// for the DSN's host (a DSN whose tls is other than true is then a usage
+// error); without them TLS is the DSN's tls setting (true: the system's
+// CAs).
 //
 // COMMAND inherits zklock's environment, secrets included: $REDISCLI_AUTH,
 // $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -44,18 +42,7 @@ func TestWrongPassword(t *testing.T) {
 	c, err := sqllock.NewClient(open(t, "pgx", wrong), sqllock.PostgreSQL)
 	require.NoError(t, err) // no I/O yet
 	t.Cleanup(func() { _ = c.Close() })
-	l := newLock(t, c, "auth-wrong")
-
-	ctx := ctxT(t)
-	for _, acquire := range []func(context.Context) (recipes.Lease, error){l.Acquire, l.TryAcquire} {
-		lease, err := acquire(ctx)
-		require.Nil(t, lease)
-		require.Error(t, err)
-		require.NoError(t, ctx.Err(), "the acquisition waited for its context instead of failing")
-		require.ErrorIs(t, err, recipes.ErrNotAcquired)
-		require.ErrorIs(t, err, ttl.ErrPermanent)
-		require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
-		require.Contains(t, err.Error(), "28P01")
+	for _, err := range refusedAtOnce(t, newLock(t, c, "auth-wrong"), "28P01") {
 		require.NotContains(t, err.Error(), authPassword)
 	}
 }
