@@ -99,9 +99,11 @@ var backendFlags = []struct {
 	{"redis", []string{backendRedis, backendCluster, backendRedlock}},
 	{"redis-password-file", []string{backendRedis, backendCluster, backendSentinel, backendRedlock}},
 	{"key-prefix", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
-	{"tls-ca", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
-	{"tls-cert", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
-	{"tls-key", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock}},
+	// mysql: go-sql-driver/mysql's DSN can name no CA file (pgx's can:
+	// sslrootcert, sslcert, sslkey).
+	{"tls-ca", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
+	{"tls-cert", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
+	{"tls-key", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
 	{"sentinel", []string{backendSentinel}},
 	{"master", []string{backendSentinel}},
 	{"replica-ack", []string{backendRedis, backendCluster, backendSentinel}},

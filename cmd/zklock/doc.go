@@ -163,8 +163,12 @@
 // own flags give. --dsn and --dsn-file together are a usage error naming
 // both. The same for --listen-dsn, --listen-dsn-file and
 // $ZKLOCK_LISTEN_DSN. pgx also reads PGPASSWORD and ~/.pgpass when the
-// DSN has no password. TLS to PostgreSQL and MySQL is the DSN's
-// (sslmode, sslrootcert; tls).
+// DSN has no password. TLS to PostgreSQL is the DSN's (sslmode=verify-full,
+// sslrootcert, sslcert, sslkey). To MySQL, --tls-ca, --tls-cert and
+// --tls-key make every connection TLS, the server's certificate checked
+// for the DSN's host (a DSN whose tls is other than true is then a usage
+// error); without them TLS is the DSN's tls setting (true: the system's
+// CAs).
 //
 // COMMAND inherits zklock's environment, secrets included: $REDISCLI_AUTH,
 // $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.
@@ -225,8 +229,9 @@
 // loses its lock: nothing answers ZooKeeper's pings meanwhile.
 //
 // Signals: SIGINT, SIGTERM or SIGHUP while waiting stops the wait (nothing is
-// left on the server) and zklock exits 128+N as a shell would (130, 143,
-// 129). While COMMAND runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+// left on the server; a PostgreSQL or MySQL that does not answer holds up
+// the exit for up to ten seconds, then zklock says what it left to expire)
+// and zklock exits 128+N as a shell would (130, 143, 129). While COMMAND runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
 // SIGUSR2 are forwarded to COMMAND's process group; zklock then waits for
 // COMMAND, releases the lock and exits with COMMAND's status. If zklock
 // itself dies, COMMAND gets SIGTERM (Linux parent-death signal).

@@ -121,7 +121,8 @@ none is printed):
                            and take its lock); open: anyone (the default without:
                            ZooKeeper refuses creator to a session with no
                            identity); read: creator, and anyone may read (ls)
-  --tls-ca FILE            ZooKeeper (TLS on), rediss://: trust only the CAs in FILE
+  --tls-ca FILE            ZooKeeper (TLS on), rediss://, mysql (TLS on): trust only
+                           the CAs in FILE (postgres: the DSN's sslrootcert)
   --tls-cert FILE, --tls-key FILE  the client certificate and key (PEM), together
 A refused password or certificate exits 69, naming the server and what failed.
 COMMAND inherits the environment, secrets included: $REDISCLI_AUTH, $ZKLOCK_DSN,

@@ -128,10 +128,15 @@ func (o *runOptions) refusalHint(what string) string {
 		}
 		return tlsHint(what, b.tls)
 	case backendPostgres, backendMySQL:
-		if what == refusedAuth {
+		switch {
+		case what == refusedAuth:
 			return "check the user and the password of the DSN"
+		case b.name == backendMySQL && b.tls != nil && b.tls.given():
+			return tlsHint(what, b.tls)
+		case b.name == backendMySQL:
+			return "check the DSN's tls setting, or give the CA with --tls-ca"
 		}
-		return "check the DSN's TLS settings (PostgreSQL: sslmode, sslrootcert; MySQL: tls)"
+		return "check the DSN's TLS settings: sslmode, sslrootcert"
 	}
 	return ""
 }

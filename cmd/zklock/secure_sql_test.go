@@ -109,3 +109,74 @@ func TestSQLPasswords(t *testing.T) {
 		})
 	}
 }
+
+// PostgreSQL and MySQL (MariaDB) that take TCP connections over TLS only:
+// zklock connects with the server's certificate checked against the CA
+// (PostgreSQL: the DSN's sslmode=verify-full and sslrootcert; MySQL:
+// --tls-ca), and a certificate another CA issued is refused at once,
+// exit 69, naming the problem and what to check. A MySQL DSN whose tls
+// setting says otherwise than the flags is a usage error, and --tls-ca is
+// not for postgres (its DSN says it).
+func TestSQLTLS(t *testing.T) {
+	ca := harness.NewCA(t, "")
+	other := harness.NewCA(t, "another CA")
+	pg := harness.StartPostgresTLS(t, ca.Issue(t, "pg", harness.Loopback))
+	m := harness.StartMariaDBTLS(t, ca.Issue(t, "mariadb", harness.Loopback))
+	path := lockPath(t)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"postgres", []string{"--backend", "postgres", "--dsn", pg.TLSDSN(ca.CertFile)}},
+		{"mysql", []string{"--backend", "mysql", "--dsn", m.DSN(), "--tls-ca", ca.CertFile}},
+		{"mysql, tls=true", []string{"--backend", "mysql", "--dsn", m.DSN() + "?tls=true", "--tls-ca", ca.CertFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklock(t, append(tc.args, "-v", path, "--", "echo", "ran")...)
+			assert.Equal(t, exitOK, code, "stderr: %s", p.stderr)
+			assert.Equal(t, "ran\n", p.stdout.String())
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  []string
+	}{
+		{"postgres, another CA", []string{"--backend", "postgres", "--dsn", pg.TLSDSN(other.CertFile)},
+			[]string{"zklock: postgres " + pg.Addr() + ": TLS: certificate not trusted: ", "x509: certificate signed by unknown authority",
+				"(check the DSN's TLS settings: sslmode, sslrootcert)"}},
+		{"mysql, another CA", []string{"--backend", "mysql", "--dsn", m.DSN(), "--tls-ca", other.CertFile},
+			[]string{"zklock: mysql " + m.Addr() + ": TLS: certificate not trusted: ", "x509: certificate signed by unknown authority",
+				"(the CA of --tls-ca did not sign it)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklock(t, append(tc.args, "--timeout", "50s", path, "--", "echo", "ran")...)
+			assert.Equal(t, exitUnavailable, code, "stderr: %s", p.stderr)
+			for _, msg := range tc.msg {
+				assert.Contains(t, p.stderr.String(), msg)
+			}
+			assert.Empty(t, p.stdout.String(), "the command ran")
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"mysql, tls=skip-verify", []string{"--backend", "mysql", "--dsn", m.DSN() + "?tls=skip-verify", "--tls-ca", ca.CertFile},
+			"zklock: --dsn has tls=skip-verify: --tls-ca, --tls-cert and --tls-key make the connection TLS with the server's certificate checked; leave tls out of the DSN (or give tls=true)"},
+		{"mysql, missing --tls-ca", []string{"--backend", "mysql", "--dsn", m.DSN(), "--tls-ca", "/nonexistent/ca.pem"},
+			"zklock: --tls-ca: open /nonexistent/ca.pem: no such file or directory"},
+		{"postgres, --tls-ca", []string{"--backend", "postgres", "--dsn", pg.TLSDSN(ca.CertFile), "--tls-ca", ca.CertFile},
+			"zklock: --tls-ca needs --backend zk, redis, redis-cluster, redis-sentinel, redlock or mysql"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, p := runZklock(t, append(tc.args, path, "--", "echo", "ran")...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, p.stderr.String(), tc.msg)
+		})
+	}
+}

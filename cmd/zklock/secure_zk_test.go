@@ -135,7 +135,7 @@ func TestZKSecurityUsage(t *testing.T) {
 		{[]string{"--tls-ca", sasl}, "--tls-ca " + sasl + ": no PEM certificate in it"},
 		{[]string{"--backend", "redis", "--redis", "127.0.0.1:1", "--auth-file", sasl}, "--auth-file needs --backend zk"},
 		{[]string{"--backend", "memcached", "--memcached", "127.0.0.1:1", "--tls-ca", sasl},
-			"--tls-ca needs --backend zk, redis, redis-cluster, redis-sentinel or redlock"},
+			"--tls-ca needs --backend zk, redis, redis-cluster, redis-sentinel, redlock or mysql"},
 	} {
 		args := tc.args
 		if args[0] != "--backend" {

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -238,4 +240,96 @@ func TestSQLDurability(t *testing.T) {
 	assert.Contains(t, p.stderr.String(), "--without-durability-check")
 	code, p = runZklock(t, slices.Concat([]string{"--without-durability-check"}, args, []string{"--", "true"})...)
 	assert.Equal(t, 0, code, p.stderr.String())
+}
+
+// A zklock waiting for a held lock and interrupted (SIGINT) exits 130
+// and leaves nothing of its wait behind: no entry in PostgreSQL's queue,
+// no session waiting in MySQL's GET_LOCK (each would outlive it by up to
+// its TTL, ten minutes here, holding up the waiters behind it). The
+// waiter's requests are slowed by a proxy: what it would leave to a
+// goroutine that its exit ends, or that lands late, is still there when
+// the test looks.
+func TestSQLInterruptedWaiterLeavesNothing(t *testing.T) {
+	pg := harness.StartPostgres(t)
+	m := harness.StartMariaDB(t)
+	pgProxy := harness.NewProxy(t, pg.Addr())
+	myProxy := harness.NewProxy(t, m.Addr())
+	for _, tc := range []struct {
+		name       string
+		args, slow []string // the holder's flags, the waiter's
+		proxy      *harness.Proxy
+		waits      func(t *testing.T, name string) string // how many wait for the lock
+		held       func(t *testing.T, name string) string // its holder, "" when free
+	}{
+		{"postgres", []string{"--backend", "postgres", "--dsn", pg.DSN()},
+			[]string{"--backend", "postgres", "--dsn", strings.Replace(pg.DSN(), pg.Addr(), pgProxy.Addr(), 1), "--listen-dsn", pg.DSN()},
+			pgProxy,
+			func(t *testing.T, name string) string {
+				return pg.Query(t, "SELECT cardinality(waiters) FROM zkrecipes_locks WHERE name = '"+name+"'")
+			},
+			func(t *testing.T, name string) string {
+				return pg.Query(t, "SELECT coalesce(holder, '') FROM zkrecipes_locks WHERE name = '"+name+"'")
+			}},
+		{"mysql", []string{"--backend", "mysql", "--dsn", m.DSN()},
+			[]string{"--backend", "mysql", "--dsn", strings.Replace(m.DSN(), m.Addr(), myProxy.Addr(), 1)},
+			myProxy,
+			func(t *testing.T, _ string) string {
+				return m.Query(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'")
+			},
+			func(t *testing.T, name string) string {
+				return m.Query(t, "SELECT coalesce(holder, '') FROM zkrecipes_locks WHERE name = '"+name+"'")
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := lockPath(t)
+			flags := []string{"--ttl", "10m", path, "--"}
+			holder := startZklock(t, slices.Concat(tc.args, flags, []string{"sh", "-c", holdScript})...)
+			holder.waitOutput(t, holder.stdout, "ready")
+			waiter := startZklock(t, slices.Concat(tc.slow, flags, []string{"echo", "ran"})...)
+			waitUntil(t, "the waiter to wait", func() (bool, string) {
+				require.False(t, waiter.exited(), "the waiter exited: %s", waiter.stderr)
+				n := tc.waits(t, path)
+				return n == "1", n + " waiting"
+			})
+			tc.proxy.LatencyToServer(t, 300*time.Millisecond)
+			waiter.signal(t, syscall.SIGINT)
+			assert.Equal(t, signalExit(syscall.SIGINT), waiter.wait(t))
+			assert.Equal(t, "0", tc.waits(t, path), "the interrupted zklock left its wait behind")
+			assert.Contains(t, waiter.stderr.String(), "zklock: interrupted by SIGINT while waiting for sqllock "+path)
+			assert.Empty(t, waiter.stdout.String(), "the command must not run")
+			tc.proxy.Restore(t)
+
+			holder.closeStdin(t)
+			assert.Equal(t, exitOK, holder.wait(t))
+			assert.Equal(t, "", tc.held(t, path))
+			assert.Equal(t, "0", tc.waits(t, path))
+		})
+	}
+}
+
+// A zklock interrupted while its database does not answer cannot take its
+// queue entry out: it says so when it exits, after a bounded wait (the
+// entry expires by itself).
+func TestSQLInterruptedWaiterUnanswered(t *testing.T) {
+	pg := harness.StartPostgres(t)
+	proxy := harness.NewProxy(t, pg.Addr())
+	path := lockPath(t)
+	flags := []string{"--ttl", "10m", path, "--"}
+	holder := startZklock(t, slices.Concat([]string{"--backend", "postgres", "--dsn", pg.DSN()}, flags, []string{"sh", "-c", holdScript})...)
+	holder.waitOutput(t, holder.stdout, "ready")
+	waiter := startZklock(t, slices.Concat([]string{"--backend", "postgres", "--dsn", strings.Replace(pg.DSN(), pg.Addr(), proxy.Addr(), 1),
+		"--listen-dsn", pg.DSN()}, flags, []string{"echo", "ran"})...)
+	waitUntil(t, "the waiter to wait", func() (bool, string) {
+		require.False(t, waiter.exited(), "the waiter exited: %s", waiter.stderr)
+		n := pg.Query(t, "SELECT cardinality(waiters) FROM zkrecipes_locks WHERE name = '"+path+"'")
+		return n == "1", n + " waiting"
+	})
+	proxy.Blackhole(t)
+	waiter.signal(t, syscall.SIGINT)
+	assert.Equal(t, signalExit(syscall.SIGINT), waiter.wait(t))
+	assert.Contains(t, waiter.stderr.String(), "zklock: interrupted by SIGINT while waiting for sqllock "+path)
+	assert.Contains(t, waiter.stderr.String(), "zklock: sqllock: close: 1 clean-up(s) stopped unfinished")
+	proxy.Restore(t)
+	holder.closeStdin(t)
+	assert.Equal(t, exitOK, holder.wait(t))
 }

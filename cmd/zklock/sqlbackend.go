@@ -23,8 +23,9 @@ const (
 
 // validateSQL checks the flags of --backend postgres and mysql: the DSN
 // is given, in one place (--dsn, $ZKLOCK_DSN or --dsn-file; a password in
-// --dsn is refused), and parses, as the LISTEN DSN does. Nothing is
-// connected to.
+// --dsn is refused), and parses, as the LISTEN DSN does; for mysql, the
+// --tls files load, and the DSN's tls setting does not say otherwise.
+// Nothing is connected to.
 func (b *backendOptions) validateSQL(set map[string]bool) error {
 	dsn, from, err := mainDSN.resolve(b.dsn, b.dsnFile, set)
 	if err != nil {
@@ -50,10 +51,11 @@ func (b *backendOptions) validateSQL(set map[string]bool) error {
 		return fmt.Errorf("invalid %s: %s", flag, redact(err.Error(), b.secrets()))
 	}
 	if b.name == backendMySQL {
-		if _, err := mysql.ParseDSN(b.dsn); err != nil {
+		cfg, err := mysql.ParseDSN(b.dsn)
+		if err != nil {
 			return invalid(from+" "+maskDSN(b.dsn), err)
 		}
-		return nil
+		return b.validateMySQLTLS(from, cfg)
 	}
 	if _, err := pgx.ParseConfig(b.dsn); err != nil {
 		return invalid(from, err)
@@ -64,6 +66,41 @@ func (b *backendOptions) validateSQL(set map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// validateMySQLTLS loads the --tls files for --backend mysql; they make
+// every connection TLS, the server's certificate checked (against
+// --tls-ca, else the system's CAs) for the host of the DSN, so a DSN
+// whose tls setting says otherwise (false, skip-verify, preferred, a
+// name) is a usage error.
+func (b *backendOptions) validateMySQLTLS(from string, cfg *mysql.Config) error {
+	if b.tls == nil || !b.tls.given() {
+		return nil
+	}
+	if cfg.TLSConfig != "" && cfg.TLSConfig != "true" {
+		return fmt.Errorf("%s has tls=%s: --tls-ca, --tls-cert and --tls-key make the connection TLS with the server's certificate checked; leave tls out of the DSN (or give tls=true)",
+			from, cfg.TLSConfig)
+	}
+	return b.tls.validate()
+}
+
+// openDB opens the pool of the SQL backend: for mysql with the --tls
+// flags, the TLS configuration they say (go-sql-driver/mysql checks the
+// certificate for the DSN's host).
+func (b *backendOptions) openDB(driver string) (*sql.DB, error) {
+	if b.name != backendMySQL || b.tls == nil || !b.tls.given() {
+		return sql.Open(driver, b.dsn)
+	}
+	cfg, err := mysql.ParseDSN(b.dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLS = b.tls.config()
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(connector), nil
 }
 
 // listenOr is the DSN of PostgreSQL's LISTEN connection.
@@ -117,7 +154,7 @@ func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter
 	if b.name == backendMySQL {
 		driver, dialect = driverMySQL, sqllock.MySQL
 	}
-	db, err := sql.Open(driver, b.dsn)
+	db, err := b.openDB(driver)
 	if err != nil { // not expected: validate parsed it
 		return nil, nil, fmt.Errorf("%w: --dsn: %v", recipes.ErrInvalidArgument, err)
 	}
@@ -139,7 +176,11 @@ func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter
 		return nil, nil, err
 	}
 	closeAll := func() {
-		_ = c.Close() // stops the listener
+		// Waits for the clean-ups of the lock (a waiter's entry, a
+		// release retried), stops the listener; then the pool.
+		if err := c.Close(); err != nil {
+			rep.errorf("%v", err)
+		}
 		_ = db.Close()
 	}
 	l, err := sqllock.New(c, name, sqllock.WithTTL(b.ttlOr(sqllock.DefaultTTL)))

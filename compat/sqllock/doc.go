@@ -86,7 +86,11 @@
 // less recipes.DriftMargin(ttl). A watchdog renews every third of that
 // with a compare-holder UPDATE; a renewal error (a pooler or a failover
 // makes short ones common) is tried again until the deadline, and each
-// confirmed renewal moves the deadline from its send time. The lease's
+// confirmed renewal moves the deadline from its send time. So is a new
+// connection refused (SQLSTATE class 28, MySQL's access denied, a TLS
+// certificate): a password or a certificate rotated on the server
+// refuses the pool's new connections while those it holds still work
+// (an acquisition ends at such an error at once). The lease's
 // context is cancelled, with a cause that is recipes.ErrLockLost, when the
 // deadline passes unrenewed (also when the network is silent, or the
 // database down), or when a renewal finds the row someone else's: before
@@ -94,6 +98,17 @@
 // margin cannot be told in time by any timer: fence with the token. A
 // release that cannot reach the database is retried in the background
 // until the lock would expire; the lock then ends by expiry.
+//
+// # Nothing left behind
+//
+// A waiter that gives up (its context ends, an error) takes out what it
+// put in the database before Acquire returns (its queue entry, a MySQL
+// row its take may have landed on, its wait in GET_LOCK), bounded by a
+// few seconds whatever its context says; only what the database does not
+// confirm in time is retried in the background. Client.Close waits for
+// those clean-ups and for releases retried in the background, up to
+// ttl.CloseWait (5s): close the Client before the process exits, and
+// nothing of it is left in the database.
 //
 // # What it needs of the database
 //
@@ -115,7 +130,7 @@
 //   - The table: CreateTable (or the statements of DDL) makes it; the
 //     first Acquire checks that it exists and says so when it does not.
 //     Processes sharing a lock must run the same version of this package
-//     (the function and the grants are its own) and the same TTL.
+//     (the function and the grants are its own); their TTLs may differ.
 //
 // # The lock table users write first, and what this lock does instead
 //

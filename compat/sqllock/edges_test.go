@@ -144,3 +144,39 @@ func TestCreateTableAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A PostgreSQL table made by an earlier version (no waiter_ttl) is
+// refused with an error that says to update it; CreateTable updates it,
+// and a queue an earlier version left (entries with no TTL) still hands
+// the lock on.
+func TestEarlierTable(t *testing.T) {
+	s, _ := startPostgres(t)
+	ctx := ctxT(t)
+	c := s.client(t)
+	_, err := s.admin.ExecContext(ctx, "ALTER TABLE zkrecipes_locks DROP COLUMN waiter_ttl")
+	require.NoError(t, err)
+	fresh, err := sqllock.NewClient(open(t, s.driver, s.dsn), sqllock.PostgreSQL) // no CreateTable
+	require.NoError(t, err)
+	_, err = newLock(t, fresh, "earlier").Acquire(ctx)
+	require.ErrorIs(t, err, recipes.ErrNotAcquired)
+	assert.ErrorContains(t, err, "table zkrecipes_locks was made by an earlier version of sqllock (it has no column waiter_ttl)")
+	assert.ErrorContains(t, err, "Client.CreateTable")
+
+	require.NoError(t, c.CreateTable(ctx))
+	holder, err := newLock(t, c, "earlier").Acquire(ctx)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		lease, err := newLock(t, s.client(t), "earlier").Acquire(ctx)
+		if err == nil {
+			err = lease.Release(ctx)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return s.waiting(t, "earlier") == 1 }, waitLimit, 5*time.Millisecond)
+	_, err = s.admin.ExecContext(ctx, "UPDATE zkrecipes_locks SET waiter_ttl = '{}' WHERE name = 'earlier'")
+	require.NoError(t, err)
+	require.NoError(t, holder.Release(ctx))
+	require.NoError(t, <-got)
+	require.Eventually(t, func() bool { return len(s.leftovers(t, "earlier")) == 0 }, waitLimit, 20*time.Millisecond)
+}

@@ -2,6 +2,7 @@ package sqllock
 
 import (
 	"context"
+	"crypto/x509"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -18,33 +19,45 @@ func (e pgError) Error() string    { return "ERROR: something (SQLSTATE " + stri
 func (e pgError) SQLState() string { return string(e) }
 
 // Errors that trying again cannot mend end Acquire (and a renewal) at
-// once; the others are retried.
+// once; a new connection refused (credentials, a certificate) ends
+// Acquire at once but a renewal tries again (the pool may hold
+// connections made before a rotation); the others are retried.
 func TestPermanent(t *testing.T) {
+	const (
+		transient = iota
+		refused   // ends an acquisition, a renewal tries again
+		forGood   // ends both
+	)
 	for _, tc := range []struct {
-		err       error
-		permanent bool
+		err  error
+		kind int
 	}{
-		{pgError("42P01"), true},  // undefined_table
-		{pgError("42883"), true},  // undefined_function
-		{pgError("42501"), true},  // insufficient_privilege
-		{pgError("28P01"), true},  // invalid_password
-		{pgError("57P01"), false}, // admin_shutdown: a restart
-		{pgError("40001"), false}, // serialization_failure
-		{pgError("53300"), false}, // too_many_connections
-		{errors.New("Error 1146 (42S02): Table 'zkr.zkrecipes_locks' doesn't exist"), true},
-		{errors.New("Error 1045 (28000): Access denied for user 'x'@'localhost'"), true},
-		{errors.New("Error 1142 (42000): UPDATE command denied to user"), true},
-		{errors.New("Error 1203 (42000): User x already has more than 'max_user_connections' active connections"), false},
-		{errors.New("Error 1461 (42000): Can't create more than max_prepared_stmt_count statements"), false},
-		{errors.New("Error 1213 (40001): Deadlock found when trying to get lock"), false},
-		{fmt.Errorf("acquire x: %w", errors.New("sql: expected 7 arguments, got 6")), true},
-		{errors.New("sql: database is closed"), true},
-		{sql.ErrConnDone, true},
-		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
-		{context.DeadlineExceeded, false},
+		{pgError("42P01"), forGood},   // undefined_table
+		{pgError("42883"), forGood},   // undefined_function
+		{pgError("42501"), forGood},   // insufficient_privilege
+		{pgError("28P01"), refused},   // invalid_password
+		{pgError("28000"), refused},   // invalid_authorization_specification
+		{pgError("57P01"), transient}, // admin_shutdown: a restart
+		{pgError("40001"), transient}, // serialization_failure
+		{pgError("53300"), transient}, // too_many_connections
+		{errors.New("Error 1146 (42S02): Table 'zkr.zkrecipes_locks' doesn't exist"), forGood},
+		{errors.New("Error 1045 (28000): Access denied for user 'x'@'localhost'"), refused},
+		{errors.New("Error 1698 (28000): Access denied for user 'x'@'localhost'"), refused},
+		{errors.New("Error 1142 (42000): UPDATE command denied to user"), forGood},
+		{errors.New("Error 1203 (42000): User x already has more than 'max_user_connections' active connections"), transient},
+		{errors.New("Error 1461 (42000): Can't create more than max_prepared_stmt_count statements"), transient},
+		{errors.New("Error 1213 (40001): Deadlock found when trying to get lock"), transient},
+		{fmt.Errorf("acquire x: %w", errors.New("sql: expected 7 arguments, got 6")), forGood},
+		{errors.New("sql: database is closed"), forGood},
+		{sql.ErrConnDone, forGood},
+		{fmt.Errorf("failed to connect: %w", x509.UnknownAuthorityError{}), refused},
+		{fmt.Errorf("tls: %w", x509.HostnameError{Certificate: &x509.Certificate{}, Host: "db"}), refused},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), transient},
+		{context.DeadlineExceeded, transient},
 	} {
 		got := permanent(tc.err)
-		assert.Equal(t, tc.permanent, errors.Is(got, ttl.ErrPermanent), "%v", tc.err)
+		assert.Equal(t, tc.kind != transient, errors.Is(got, ttl.ErrPermanent), "%v", tc.err)
+		assert.Equal(t, tc.kind == forGood, ttl.EndsRenewal(got), "%v ends a renewal", tc.err)
 		assert.ErrorIs(t, got, tc.err)
 	}
 	assert.NoError(t, permanent(nil))

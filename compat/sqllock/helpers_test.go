@@ -3,6 +3,7 @@ package sqllock_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -202,4 +203,25 @@ func pgxListener(t testing.TB, dsn string) sqllock.Listener {
 	l, err := pgxlisten.Parse(dsn)
 	require.NoError(t, err)
 	return l
+}
+
+// refusedAtOnce checks that Acquire and TryAcquire of l fail at once (not
+// waiting for their context) with an error that trying again cannot mend
+// and that says want; it returns their errors.
+func refusedAtOnce(t *testing.T, l *sqllock.Lock, want string) []error {
+	t.Helper()
+	ctx := ctxT(t)
+	var errs []error
+	for _, acquire := range []func(context.Context) (recipes.Lease, error){l.Acquire, l.TryAcquire} {
+		lease, err := acquire(ctx)
+		require.Nil(t, lease)
+		require.Error(t, err)
+		require.NoError(t, ctx.Err(), "the acquisition waited for its context instead of failing")
+		require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+		require.ErrorIs(t, err, recipes.ErrNotAcquired)
+		require.ErrorIs(t, err, ttl.ErrPermanent)
+		require.ErrorContains(t, err, want)
+		errs = append(errs, err)
+	}
+	return errs
 }

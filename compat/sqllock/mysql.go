@@ -43,6 +43,10 @@ type pinned struct {
 	name string
 	id   int64 // the server's id of the connection's session
 	held bool  // the companion
+	// waiting: a wait for the companion was sent and not answered (ctx
+	// ended, the connection failed): the server may still be in it, and
+	// would grant it the companion when its turn came.
+	waiting bool
 
 	once sync.Once
 }
@@ -65,18 +69,16 @@ func (l *Lock) pin(ctx context.Context) (*pinned, error) {
 	return p, nil
 }
 
-// await waits in the server for the companion, for d at most; a wait
-// abandoned because ctx ended is killed on the server, so that nothing is
-// left behind.
+// await waits in the server for the companion, for d at most. A wait
+// left unanswered (ctx ended) is left waiting: leave ends it.
 func (p *pinned) await(ctx context.Context, d time.Duration) error {
 	var got sql.NullInt64
 	q := fmt.Sprintf("SELECT GET_LOCK('%s', %.6f)", p.name, d.Seconds())
+	p.waiting = true
 	if err := p.conn.QueryRowContext(ctx, q).Scan(&got); err != nil {
-		if ctx.Err() != nil {
-			p.c.kill(ctx, p.id)
-		}
 		return permanent(err)
 	}
+	p.waiting = false
 	if !got.Valid {
 		return fmt.Errorf("GET_LOCK(%q) answered NULL (killed?)", p.name)
 	}
@@ -84,15 +86,17 @@ func (p *pinned) await(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// kill ends the server session id in the background (bounded, whatever
-// ctx says): a GET_LOCK wait goes on in the server after its client gave
-// up, and would be granted the companion when its turn came.
-func (c *Client) kill(ctx context.Context, id int64) {
-	go func() {
-		kctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-		defer stop()
-		_, _ = c.db.ExecContext(kctx, fmt.Sprintf("KILL %d", id))
-	}()
+// kill ends the server session id, whose client gave up on a GET_LOCK
+// wait: the wait goes on in the server after its client gave up (until
+// the server notices that the connection is gone), and would be granted
+// the companion when its turn came. A session already gone is not an
+// error.
+func (c *Client) kill(ctx context.Context, id int64) error {
+	_, err := c.db.ExecContext(ctx, fmt.Sprintf("KILL %d", id))
+	if m := mysqlError.FindStringSubmatch(fmt.Sprint(err)); m != nil && m[1] == "1094" { // ER_NO_SUCH_THREAD
+		return nil
+	}
+	return permanent(err)
 }
 
 // release lets the companion go and gives the connection back to the
@@ -152,26 +156,37 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition)
 	}
 }
 
-// leave ends a try that did not get the lock: the row is let go if a take
-// of it may have landed (its reply lost, or abandoned when ctx ended),
-// then the companion (a wait in the server abandoned when ctx ended was
-// killed: the connection is closed). In the background, bounded, whatever
-// ctx says, so that the caller returns at once; refused (ErrLocked), no
-// take landed, and it only lets the companion go.
+// leave ends a try that did not get the lock, before Acquire returns,
+// bounded by cancelTimeout whatever ctx says: a wait for the companion
+// the server may still be in is killed (its connection closed), the row
+// is let go if a take of it may have landed (its reply lost, or
+// abandoned when ctx ended), then the companion. Refused (ErrLocked), no
+// take landed, and it only lets the companion go. What the database
+// does not confirm in time goes on in the background, on the Client's
+// clean-ups (Close waits for them), until the row and the wait would
+// have ended anyway (a TTL: the row's, and the longest a wait lasts).
 func (l *Lock) leave(ctx context.Context, me string, p *pinned, refused bool) {
-	abandoned := ctx.Err() != nil
-	go func() {
-		if !refused {
-			rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			_, _ = l.c.exec(rctx, l.c.sql.release, l.name, me)
-			stop()
+	until := time.Now().Add(l.ttl)
+	lctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer stop()
+	if p.waiting {
+		if err := l.c.kill(lctx, p.id); err != nil && !errors.Is(err, ttl.ErrPermanent) {
+			l.c.bg.Go(ctx, func(bg context.Context) {
+				kctx, stop := context.WithDeadline(bg, until)
+				defer stop()
+				_ = ttl.Retry(kctx, 0, func() error { return l.c.kill(kctx, p.id) })
+			})
 		}
-		if abandoned {
-			p.discard()
-		} else {
-			p.release()
-		}
-	}()
+		p.discard()
+	}
+	if refused {
+		p.release()
+		return
+	}
+	srv := &mysqlServer{l: l, me: me, pin: p}
+	if err := srv.Free(lctx); err != nil && !errors.Is(err, ttl.ErrNotOurs) && !errors.Is(err, ttl.ErrPermanent) {
+		ttl.FreeInBackground(&l.c.bg, ctx, srv, until)
+	}
 }
 
 // takeRow takes the row for me, p holding the companion or not: at once

@@ -90,13 +90,13 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 		code, n, err := l.call(ctx, op, w.me, sent)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
+			return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
 		case err != nil && (!w.wait || errors.Is(err, ttl.ErrPermanent)):
-			return nil, w.giveUp(ctx, queued, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err)))
+			return nil, w.giveUp(ctx, queued, sent, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err)))
 		case err != nil:
 			// The statement may or may not have run: trying again finds out.
 			if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
-				return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
+				return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
 			}
 			backoff = min(2*backoff, retryCap)
 			continue
@@ -114,14 +114,14 @@ func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
 			// A grant notified before the LISTEN held was missed: once it
 			// holds, look again.
 			if !watch.AwaitReady(ctx) {
-				return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
+				return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
 			}
 			confirmed = true
 			continue
 		}
 		g, granted, ok := w.await(ctx, watch, time.Duration(n)*time.Microsecond)
 		if !ok {
-			return nil, w.giveUp(ctx, queued, recipes.NotAcquired(ctx))
+			return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
 		}
 		if granted && grants.Fresh(g, l.terms.Valid, l.terms.Every) {
 			return l.hold(ctx, w.me, g.Token, grants.Unstamp(g.Stamp))
@@ -156,16 +156,28 @@ func (w pgWaiting) await(ctx context.Context, watch *grants.Watcher, remaining t
 }
 
 // giveUp returns err after taking the waiter out of the queue, and
-// releasing the lock if it was handed to it meanwhile, in the background
-// (bounded, whatever ctx says): its entry would expire by itself, and a
-// lock handed to it by its TTL.
-func (w pgWaiting) giveUp(ctx context.Context, queued bool, err error) error {
-	if queued {
-		go func() {
-			cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			defer stop()
-			_, _, _ = w.l.call(cctx, opRelease, w.me, time.Now())
-		}()
+// releasing the lock if it was handed to it meanwhile (sent is the send
+// time of its last attempt). At once, bounded by cancelTimeout whatever
+// ctx says: nothing of the waiter is left in the row when Acquire
+// returns. If the database does not answer in time, the removal goes on
+// in the background, on the Client's clean-ups (Close waits for them),
+// until the entry would have expired anyway (a lock handed to it expires
+// a TTL after the grant, before that).
+func (w pgWaiting) giveUp(ctx context.Context, queued bool, sent time.Time, err error) error {
+	if !queued {
+		return err
+	}
+	srv := pgServer{w.l, w.me}
+	lctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer stop()
+	switch ferr := srv.Free(lctx); {
+	case ferr == nil, errors.Is(ferr, ttl.ErrNotOurs):
+		// Out of the queue (ErrNotOurs: it did not hold the lock).
+	case errors.Is(ferr, ttl.ErrPermanent):
+		// The database refuses it (closed, a password refused): the entry
+		// expires by itself.
+	default:
+		ttl.FreeInBackground(&w.l.c.bg, ctx, srv, sent.Add(w.l.waitTTL()+w.l.ttl))
 	}
 	return err
 }

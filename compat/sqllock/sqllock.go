@@ -182,12 +182,21 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("sqllock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
 }
 
-// Close stops the Client's Listener and waits for it, and closes its
-// prepared statements; waiters still waiting go on with their timers. The
-// *sql.DB stays open: it is the caller's.
+// Close waits for the Client's clean-ups in the background (a release
+// retried after it failed, a waiter's queue entry or MySQL wait that
+// could not be removed at once) for up to ttl.CloseWait (5s), then stops
+// those left and says so in its error (the database lets what they leave
+// go at its TTL); then it stops the Listener and waits for it, and closes
+// its prepared statements. Waiters still waiting go on with their
+// timers. The *sql.DB stays open: it is the caller's; close it after.
 func (c *Client) Close() error {
-	c.mu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
+	defer cancel()
 	var errs []error
+	if err := c.bg.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("sqllock: close: %w", err))
+	}
+	c.mu.Lock()
 	for q, st := range c.stmts {
 		errs = append(errs, st.Close())
 		delete(c.stmts, q)
@@ -291,8 +300,8 @@ type options struct {
 // WithTTL sets how long the lock outlives a holder that stops renewing it
 // (default DefaultTTL, from MinTTL to MaxTTL, whole microseconds). The
 // holder renews it every third of its trusted time (the TTL less
-// recipes.DriftMargin(ttl)). Processes that share a lock must use the same
-// TTL: a release hands the lock on for the releaser's.
+// recipes.DriftMargin(ttl)). Processes that share a lock may use different
+// TTLs: a lock handed on to a waiter is granted for the waiter's own.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // New returns the lock named name: 1 to MaxNameLen bytes of UTF-8, no NUL.
@@ -337,9 +346,11 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 
 // Acquire waits until the lock is held, ctx ends (an error that is
 // recipes.ErrNotAcquired and ctx's error; what the waiter left in the
-// table is taken out in the background) or an error that trying again
+// table is taken out before it returns, in the background only when the
+// database does not answer in time) or an error that trying again
 // cannot mend (the table missing, a durability setting, a closed
-// *sql.DB: an error that is recipes.ErrNotAcquired and says why). Errors
+// *sql.DB, a password or a TLS certificate refused: an error that is
+// recipes.ErrNotAcquired and says why). Errors
 // of the database (unreachable, restarting) are retried until ctx ends.
 // With a context from a live lease of this Lock it re-enters at once.
 //
@@ -391,13 +402,17 @@ func (c *Client) check(ctx context.Context) error {
 		return nil
 	}
 	var durability string
-	var exists bool
-	if err := c.db.QueryRowContext(ctx, c.sql.check, c.sql.checkArgs...).Scan(&durability, &exists); err != nil {
+	var exists, current bool
+	if err := c.db.QueryRowContext(ctx, c.sql.check, c.sql.checkArgs...).Scan(&durability, &exists, &current); err != nil {
 		return permanent(fmt.Errorf("check table %s: %w", c.table, err))
 	}
 	switch {
 	case !exists:
 		return ttl.Permanent(fmt.Errorf("table %s (or its function) does not exist in this database: run Client.CreateTable, or the statements of Client.DDL", c.table))
+	case !current:
+		// Its function would grant the lock to a waiter for the
+		// releaser's TTL, not the waiter's.
+		return ttl.Permanent(fmt.Errorf("table %s was made by an earlier version of sqllock (it has no column waiter_ttl): run Client.CreateTable, or the statements of Client.DDL, to update it and its function", c.table))
 	case !c.noCheck && c.dialect == PostgreSQL && durability == "off":
 		return ttl.Permanent(fmt.Errorf("%w: synchronous_commit is off, so a crash of the server may forget a lock's latest grant or renewal and grant it to another client while its holder trusts its lease: set synchronous_commit to on (or local), or pass sqllock.WithoutDurabilityCheck() to accept the risk", ErrDurability))
 	case !c.noCheck && c.dialect == MySQL && durability == "0":
@@ -411,12 +426,22 @@ func (c *Client) check(ctx context.Context) error {
 // *sql.DB or connection of ours, database/sql's own refusals (an
 // argument it cannot convert), PostgreSQL's errors of SQLSTATE class 42
 // (syntax error or access rule violation: a table or function missing, a
-// permission refused) and 28 (invalid authorization), and MySQL's of the
-// same kinds, by number (mysqlPermanent). Others (the server
-// unreachable, restarting, a deadlock, a limit, a timeout) are transient.
+// permission refused), and MySQL's of the same kinds, by number
+// (mysqlPermanent). A new connection refused is marked ttl.Refused:
+// SQLSTATE class 28 (invalid authorization: a wrong password, a
+// pg_hba.conf rule), MySQL's access denied (mysqlRefused), and a TLS
+// certificate refused either way (ttl.BadCertificate). An acquisition
+// ends at it too, but a renewal tries again until the lease's deadline:
+// a password or a certificate rotated on the server refuses the pool's
+// new connections while those it already holds still work. Others (the
+// server unreachable, restarting, a deadlock, a limit, a timeout) are
+// transient.
 func permanent(err error) error {
 	if err == nil || errors.Is(err, sql.ErrNoRows) {
 		return err
+	}
+	if ttl.BadCertificate(err) {
+		return ttl.Refused(err)
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "sql: database is closed") || errors.Is(err, sql.ErrConnDone) ||
@@ -425,13 +450,21 @@ func permanent(err error) error {
 	}
 	var st interface{ SQLState() string } // pgx, lib/pq
 	if errors.As(err, &st) {
-		if code := st.SQLState(); strings.HasPrefix(code, "42") || strings.HasPrefix(code, "28") {
+		switch code := st.SQLState(); {
+		case strings.HasPrefix(code, "28"):
+			return ttl.Refused(err)
+		case strings.HasPrefix(code, "42"):
 			return ttl.Permanent(err)
 		}
 		return err
 	}
-	if m := mysqlError.FindStringSubmatch(msg); m != nil && mysqlPermanent[m[1]] {
-		return ttl.Permanent(err)
+	if m := mysqlError.FindStringSubmatch(msg); m != nil {
+		switch {
+		case mysqlRefused[m[1]]:
+			return ttl.Refused(err)
+		case mysqlPermanent[m[1]]:
+			return ttl.Permanent(err)
+		}
 	}
 	return err
 }
@@ -440,14 +473,20 @@ func permanent(err error) error {
 // 1146 (42S02): Table ...", anywhere in a wrapped message.
 var mysqlError = regexp.MustCompile(`Error (\d+) \([0-9A-Z]{5}\)`)
 
+// mysqlRefused are MySQL's refusals of a new connection's credentials
+// (SQLSTATE 28000), by number.
+var mysqlRefused = map[string]bool{
+	"1045": true, // ER_ACCESS_DENIED_ERROR
+	"1698": true, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+}
+
 // mysqlPermanent are MySQL's errors that trying again cannot mend, by
-// number: access refused, a table, column or routine missing, a syntax
-// error. Not all of SQLSTATE class 42: it also holds limits that pass
-// (1203 too many connections for the user, 1226 a user's resource limit,
-// 1461 max_prepared_stmt_count).
+// number: a database, table or routine refused, a table or column
+// missing, a syntax error. Not all of SQLSTATE class 42: it also holds
+// limits that pass (1203 too many connections for the user, 1226 a
+// user's resource limit, 1461 max_prepared_stmt_count).
 var mysqlPermanent = map[string]bool{
 	"1044": true, // ER_DBACCESS_DENIED_ERROR
-	"1045": true, // ER_ACCESS_DENIED_ERROR
 	"1054": true, // ER_BAD_FIELD_ERROR
 	"1064": true, // ER_PARSE_ERROR
 	"1142": true, // ER_TABLEACCESS_DENIED_ERROR

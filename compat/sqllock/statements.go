@@ -10,7 +10,7 @@ import (
 // statements are a Client's SQL, made once for its dialect and table.
 type statements struct {
 	ddl       []string
-	check     string // returns the durability setting and whether the table exists
+	check     string // returns the durability setting, whether the table exists, and whether it is this version's
 	checkArgs []any
 	table     string // the quoted table name
 
@@ -49,9 +49,11 @@ func newStatements(d Dialect, parts []string) statements {
 		table: table,
 		ddl: []string{
 			fmt.Sprintf(pgTable, table),
+			fmt.Sprintf(pgWaiterTTL, table),
 			fmt.Sprintf(pgFunction, table, fn),
 		},
-		check:     `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL`,
+		check: `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL,
+  EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)`,
 		checkArgs: []any{`"` + strings.ReplaceAll(regclass, ".", `"."`) + `"`, fn + "(text, text, text, bigint, bigint, bigint)"},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
 		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
@@ -61,8 +63,10 @@ func newStatements(d Dialect, parts []string) statements {
 // The PostgreSQL lease table: one row per lock name, never deleted (it
 // keeps the token). holder is "channel/id" while held (the channel on
 // which the holder's client hears grants; empty without a listener), and
-// the queue of waiters is three arrays in arrival order: their entries,
-// the expiry of each, and the stamp of each one's last attempt.
+// the queue of waiters is four arrays in arrival order: their entries,
+// the expiry of each, the stamp of each one's last attempt, and the TTL
+// of each one's lock in microseconds (a grant to it lasts that long:
+// processes may lock one name with different TTLs).
 const pgTable = `CREATE TABLE IF NOT EXISTS %s (
   name          text PRIMARY KEY,
   holder        text,
@@ -70,8 +74,12 @@ const pgTable = `CREATE TABLE IF NOT EXISTS %s (
   expires_at    timestamptz NOT NULL DEFAULT '-infinity',
   waiters       text[] NOT NULL DEFAULT '{}',
   waiter_expiry timestamptz[] NOT NULL DEFAULT '{}',
-  waiter_stamp  bigint[] NOT NULL DEFAULT '{}'
+  waiter_stamp  bigint[] NOT NULL DEFAULT '{}',
+  waiter_ttl    bigint[] NOT NULL DEFAULT '{}'
 )`
+
+// pgWaiterTTL adds waiter_ttl to a table made by a version before it.
+const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[] NOT NULL DEFAULT '{}'`
 
 // pgFunction is every operation but the renewal, in one statement each,
 // on the row locked FOR UPDATE; the clock is the server's
@@ -83,13 +91,17 @@ const pgTable = `CREATE TABLE IF NOT EXISTS %s (
 // caller that does not queue never jumps the queue. Result (1, the new
 // token), or (0, the holder's remaining microseconds); 'queue' then puts
 // p_me at the end of the queue (or refreshes its entry: it keeps its
-// place) for p_wait_us, with its stamp p_stamp.
+// place) for p_wait_us, with its stamp p_stamp and its TTL p_ttl_us.
 //
 // op 'release': take p_me out of the queue and, if it holds the lock,
 // free it and hand it to the first live waiter: (1, 0), or (0, 0) when
 // p_me did not hold it.
 //
-// A grant to a waiter is notified on its client's channel as
+// A grant to a waiter lasts the waiter's own TTL, from its queue entry,
+// never the caller's: the waiter trusts its lease for its own TTL from
+// the stamp of its last attempt, and a grant for a shorter one would let
+// the row expire, and a third client take it, while it still trusts it.
+// A grant is notified on the waiter's client's channel as
 // "id token stamp". Tokens are one above the last, and never below the
 // server's clock in microseconds, which keeps them above every earlier
 // one when the row comes back older (a failover to a standby that had not
@@ -110,11 +122,17 @@ BEGIN
   t := clock_timestamp();
   code := 0;
   n := 0;
+  -- A queue left by a version before waiter_ttl: its waiters' TTLs are
+  -- not known, and their grants last the caller's, as they did then.
+  IF cardinality(r.waiter_ttl) <> cardinality(r.waiters) THEN
+    r.waiter_ttl := array_fill(NULL::bigint, ARRAY[cardinality(r.waiters)]);
+  END IF;
   pos := array_position(r.waiters, p_me);
   IF pos IS NOT NULL AND p_op <> 'queue' THEN
     r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
     r.waiter_expiry := r.waiter_expiry[:pos-1] || r.waiter_expiry[pos+1:];
     r.waiter_stamp := r.waiter_stamp[:pos-1] || r.waiter_stamp[pos+1:];
+    r.waiter_ttl := r.waiter_ttl[:pos-1] || r.waiter_ttl[pos+1:];
     pos := NULL;
   END IF;
   IF p_op = 'release' THEN
@@ -131,7 +149,7 @@ BEGIN
     IF r.waiter_expiry[1] > t THEN
       r.holder := r.waiters[1];
       r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
-      r.expires_at := t + p_ttl_us * interval '1 microsecond';
+      r.expires_at := t + coalesce(r.waiter_ttl[1], p_ttl_us) * interval '1 microsecond';
       IF split_part(r.holder, '/', 1) <> '' THEN
         PERFORM pg_notify(split_part(r.holder, '/', 1), split_part(r.holder, '/', 2) || ' ' || r.token || ' ' || r.waiter_stamp[1]);
       END IF;
@@ -139,6 +157,7 @@ BEGIN
     r.waiters := r.waiters[2:];
     r.waiter_expiry := r.waiter_expiry[2:];
     r.waiter_stamp := r.waiter_stamp[2:];
+    r.waiter_ttl := r.waiter_ttl[2:];
     IF pos IS NOT NULL THEN pos := pos - 1; END IF;
   END LOOP;
   IF p_op <> 'release' THEN
@@ -150,6 +169,7 @@ BEGIN
         r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
         r.waiter_expiry := r.waiter_expiry[:pos-1] || r.waiter_expiry[pos+1:];
         r.waiter_stamp := r.waiter_stamp[:pos-1] || r.waiter_stamp[pos+1:];
+        r.waiter_ttl := r.waiter_ttl[:pos-1] || r.waiter_ttl[pos+1:];
       END IF;
       code := 1;
       n := r.token;
@@ -160,15 +180,18 @@ BEGIN
           r.waiters := r.waiters || p_me;
           r.waiter_expiry := r.waiter_expiry || (t + p_wait_us * interval '1 microsecond');
           r.waiter_stamp := r.waiter_stamp || p_stamp;
+          r.waiter_ttl := r.waiter_ttl || p_ttl_us;
         ELSE
           r.waiter_expiry[pos] := t + p_wait_us * interval '1 microsecond';
           r.waiter_stamp[pos] := p_stamp;
+          r.waiter_ttl[pos] := p_ttl_us;
         END IF;
       END IF;
     END IF;
   END IF;
   UPDATE %[1]s SET holder = r.holder, token = r.token, expires_at = r.expires_at,
-    waiters = r.waiters, waiter_expiry = r.waiter_expiry, waiter_stamp = r.waiter_stamp
+    waiters = r.waiters, waiter_expiry = r.waiter_expiry, waiter_stamp = r.waiter_stamp,
+    waiter_ttl = r.waiter_ttl
     WHERE name = p_name;
 END
 $fn$`
@@ -195,7 +218,7 @@ func mysqlStatements(table string, parts []string) statements {
 	return statements{
 		table: table,
 		ddl:   []string{fmt.Sprintf(mysqlTable, table)},
-		check: `SELECT CAST(@@innodb_flush_log_at_trx_commit AS CHAR), COUNT(*) > 0 FROM information_schema.TABLES
+		check: `SELECT CAST(@@innodb_flush_log_at_trx_commit AS CHAR), COUNT(*) > 0, TRUE FROM information_schema.TABLES
   WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`,
 		checkArgs: []any{schema, name},
 		create:    fmt.Sprintf(`INSERT IGNORE INTO %s (name, holder, token, expires_at) VALUES (?, NULL, 0, '1970-01-01 00:00:01')`, table),

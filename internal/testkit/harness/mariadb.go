@@ -18,6 +18,7 @@ type MariaDB struct {
 	s      dbServer
 	client string // mariadb
 	admin  string // mariadb-admin
+	tls    bool   // StartMariaDBTLS's: TCP connections need TLS; the tools use the socket
 }
 
 // mariadbServerFlags are the flags of both mariadb-install-db and mariadbd: a
@@ -38,6 +39,13 @@ var mariadbServerFlags = []string{
 // installed t is ended by Unavailable.
 func StartMariaDB(t testing.TB) *MariaDB {
 	t.Helper()
+	return startMariaDB(t, nil)
+}
+
+// startMariaDB is StartMariaDB, or with a certificate StartMariaDBTLS's
+// server.
+func startMariaDB(t testing.TB, server *Cert) *MariaDB {
+	t.Helper()
 	var bins [4]string
 	for i, name := range []string{"mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin"} {
 		var err error
@@ -45,10 +53,10 @@ func StartMariaDB(t testing.TB) *MariaDB {
 			Unavailable(t, "mariadb: %v; %s", err, mariadbHint)
 		}
 	}
-	install, server, client, admin := bins[0], bins[1], bins[2], bins[3]
+	install, mariadbd, client, admin := bins[0], bins[1], bins[2], bins[3]
 	root, err := os.MkdirTemp("", "zkr-mariadb-")
 	fatalIf(t, "mariadb", err)
-	m := &MariaDB{client: client, admin: admin, s: dbServer{root: root, stopSig: syscall.SIGTERM}}
+	m := &MariaDB{client: client, admin: admin, s: dbServer{root: root, stopSig: syscall.SIGTERM}, tls: server != nil}
 	m.s.cleanup(t, "mariadb")
 	data := filepath.Join(root, "data")
 	argv := append([]string{install, "--no-defaults", "--datadir=" + data, "--skip-test-db",
@@ -56,9 +64,13 @@ func StartMariaDB(t testing.TB) *MariaDB {
 	_, err = runTool(nil, root, append(argv, asRoot()...)...)
 	fatalIf(t, "mariadb-install-db", err)
 
-	err = m.launch(server)
+	var flags []string
+	if server != nil {
+		flags = mariadbTLSFlags(server)
+	}
+	err = m.launch(mariadbd, flags)
 	if addrInUse(err) { // another process took the port before the bind
-		err = m.launch(server)
+		err = m.launch(mariadbd, flags)
 	}
 	fatalIf(t, "mariadb", err)
 	_, err = m.sql("", "CREATE DATABASE "+Database)
@@ -66,8 +78,9 @@ func StartMariaDB(t testing.TB) *MariaDB {
 	return m
 }
 
-// launch starts the server on a free port for the first time.
-func (m *MariaDB) launch(server string) error {
+// launch starts the server on a free port for the first time, with flags
+// added.
+func (m *MariaDB) launch(server string, flags []string) error {
 	ports, err := FreePorts(1)
 	if err != nil {
 		return err
@@ -78,7 +91,7 @@ func (m *MariaDB) launch(server string) error {
 		"--port=" + strconv.Itoa(ports[0]), "--bind-address=" + Loopback,
 		"--socket=" + filepath.Join(root, "mariadb.sock"), "--pid-file=" + filepath.Join(root, "mariadb.pid"),
 		"--skip-name-resolve", "--skip-log-bin",
-	}, mariadbServerFlags...)
+	}, append(mariadbServerFlags, flags...)...)
 	m.s.addr = hostPort(ports[0])
 	m.s.proc = &process{
 		name:    "mariadb on " + m.s.addr,
@@ -142,9 +155,8 @@ func (m *MariaDB) Query(t testing.TB, sql string) string {
 
 // sql runs sql with the mariadb client as root on database db ("" for none).
 func (m *MariaDB) sql(db, sql string) (string, error) {
-	host, port := splitHostPort(m.s.addr)
-	argv := []string{m.client, "--no-defaults", "-h", host, "-P", port, "-u", "root",
-		"--connect-timeout=5", "--batch", "--skip-column-names", "-e", sql}
+	argv := append(append([]string{m.client, "--no-defaults"}, m.toolAddr()...), "-u", "root",
+		"--connect-timeout=5", "--batch", "--skip-column-names", "-e", sql)
 	if db != "" {
 		argv = append(argv, "-D", db)
 	}
@@ -154,8 +166,18 @@ func (m *MariaDB) sql(db, sql string) (string, error) {
 
 // ping asks mariadb-admin whether the server answers.
 func (m *MariaDB) ping() error {
-	host, port := splitHostPort(m.s.addr)
-	_, err := runTool(nil, "", m.admin, "--no-defaults", "-h", host, "-P", port, "-u", "root",
+	argv := append(append([]string{m.admin, "--no-defaults"}, m.toolAddr()...), "-u", "root",
 		"--connect-timeout=2", "ping")
+	_, err := runTool(nil, "", argv...)
 	return err
+}
+
+// toolAddr is how the client tools reach the server: its TCP port, or its
+// Unix socket when TCP needs TLS (the socket is a secure transport).
+func (m *MariaDB) toolAddr() []string {
+	if m.tls {
+		return []string{"--protocol=socket", "--socket=" + filepath.Join(m.s.root, "mariadb.sock")}
+	}
+	host, port := splitHostPort(m.s.addr)
+	return []string{"-h", host, "-P", port}
 }

@@ -23,6 +23,7 @@ type Postgres struct {
 	s        dbServer
 	bin      string // the directory of postgres, psql and pg_isready
 	password string // StartPostgresSecure's: TCP connections need it; psql uses the socket
+	tls      bool   // StartPostgresTLS's: TCP connections need TLS; psql uses the socket
 }
 
 // StartPostgres gives t a fresh PostgreSQL server with trust authentication
@@ -31,12 +32,19 @@ type Postgres struct {
 // files. Without PostgreSQL installed t is ended by Unavailable.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	return startPostgres(t, "")
+	return startPostgres(t, pgSecurity{})
+}
+
+// pgSecurity is what a secured server asks of TCP connections.
+type pgSecurity struct {
+	password string // StartPostgresSecure's
+	tls      *Cert  // StartPostgresTLS's
 }
 
 // startPostgres is StartPostgres, or with a password StartPostgresSecure's
-// server: initdb is given passwordAuth's arguments in place of --auth=trust.
-func startPostgres(t testing.TB, password string) *Postgres {
+// server (initdb is given passwordAuth's arguments in place of
+// --auth=trust), or with a certificate StartPostgresTLS's (useTLS).
+func startPostgres(t testing.TB, sec pgSecurity) *Postgres {
 	t.Helper()
 	bin, err := postgresBinDir()
 	if err != nil {
@@ -48,24 +56,29 @@ func startPostgres(t testing.TB, password string) *Postgres {
 	}
 	root, err := os.MkdirTemp("", "zkr-postgres-")
 	fatalIf(t, "postgres", err)
-	p := &Postgres{bin: bin, s: dbServer{root: root, stopSig: syscall.SIGINT, forks: true}, password: password}
+	p := &Postgres{bin: bin, s: dbServer{root: root, stopSig: syscall.SIGINT, forks: true}, password: sec.password, tls: sec.tls != nil}
 	p.s.cleanup(t, "postgres")
 	data, run := filepath.Join(root, "data"), filepath.Join(root, "run")
 	fatalIf(t, "postgres", os.Mkdir(data, 0o700))
 	fatalIf(t, "postgres", os.Mkdir(run, 0o700))
 	fatalIf(t, "postgres", acct.chown(root, data, run))
 	authArgs := []string{"--auth=trust"}
-	if password != "" {
-		authArgs, err = passwordAuth(root, acct, password)
+	if sec.password != "" {
+		authArgs, err = passwordAuth(root, acct, sec.password)
 		fatalIf(t, "postgres", err)
 	}
 	_, err = runTool(acct, root, append([]string{filepath.Join(bin, "initdb"), "-D", data, "-U", PostgresUser,
 		"--no-sync", "--no-locale", "--encoding=UTF8", "--no-instructions"}, authArgs...)...)
 	fatalIf(t, "postgres initdb", err)
+	var settings []string
+	if sec.tls != nil {
+		settings, err = useTLS(root, data, acct, sec.tls)
+		fatalIf(t, "postgres", err)
+	}
 
-	err = p.launch(acct)
+	err = p.launch(acct, settings)
 	if addrInUse(err) { // another process took the port before the bind
-		err = p.launch(acct)
+		err = p.launch(acct, settings)
 	}
 	fatalIf(t, "postgres", err)
 	_, err = p.psql(p.s.addr, "postgres", "CREATE DATABASE "+Database)
@@ -73,18 +86,19 @@ func startPostgres(t testing.TB, password string) *Postgres {
 	return p
 }
 
-// launch starts the server on a free port for the first time.
-func (p *Postgres) launch(acct *account) error {
+// launch starts the server on a free port for the first time, with the
+// settings ("-c", "name=value", ...) added.
+func (p *Postgres) launch(acct *account, settings []string) error {
 	ports, err := FreePorts(1)
 	if err != nil {
 		return err
 	}
-	argv, err := acct.command([]string{filepath.Join(p.bin, "postgres"),
+	argv, err := acct.command(append([]string{filepath.Join(p.bin, "postgres"),
 		"-D", filepath.Join(p.s.root, "data"), "-p", strconv.Itoa(ports[0]),
 		"-k", filepath.Join(p.s.root, "run"), "-c", "listen_addresses=" + Loopback,
 		// A test's data need not survive the machine, only the server.
 		"-c", "fsync=off",
-	})
+	}, settings...))
 	if err != nil {
 		return err
 	}
@@ -145,7 +159,7 @@ func (p *Postgres) Query(t testing.TB, sql string) string {
 // it) on database db as PostgresUser.
 func (p *Postgres) psql(addr, db, sql string) (string, error) {
 	host, port := splitHostPort(addr)
-	if addr == p.s.addr && p.password != "" {
+	if addr == p.s.addr && (p.password != "" || p.tls) {
 		host = filepath.Join(p.s.root, "run") // the Unix socket: trusted
 	}
 	out, err := runTool(nil, "", filepath.Join(p.bin, "psql"), "-X", "-q", "-A", "-t", "-F", "\t",

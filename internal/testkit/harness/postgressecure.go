@@ -19,7 +19,7 @@ func StartPostgresSecure(t testing.TB, password string) *Postgres {
 	if password == "" {
 		t.Fatal("StartPostgresSecure: empty password")
 	}
-	return startPostgres(t, password)
+	return startPostgres(t, pgSecurity{password: password})
 }
 
 // passwordAuth writes password to a file in root that acct may read and
