@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -129,17 +130,11 @@ func TestGiveUpRetriedUntilClose(t *testing.T) {
 			got := <-g.outcome
 			require.ErrorIs(t, got.err, recipes.ErrNotAcquired)
 			require.NotEmpty(t, g.left(t, name), "the removal could not reach Redis")
-			closed := make(chan error, 1)
-			go func() { closed <- g.c.Close() }()
-			if back {
-				g.p.Restore(t)
+			restore := func() { g.p.Restore(t) }
+			if !back {
+				restore = nil
 			}
-			var err error
-			select {
-			case err = <-closed:
-			case <-time.After(waitLimit):
-				t.Fatal("Close did not return")
-			}
+			err := holdertest.CloseDuring(t, g.c.Close, restore)
 			if !back {
 				assert.ErrorContains(t, err, "1 clean-up(s) stopped unfinished")
 				require.NoError(t, g.holder.Release(ctxT(t)))

@@ -39,17 +39,11 @@ func TestResentQueuingRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := harness.StartRedis(t).Addr()
-			// Long: a stall would outlast the test; a new server grants
-			// nothing for a TTL, so a first use with a short TTL sets that
-			// quiet period short.
-			const lockTTL = 30 * time.Second
-			prime, err := New(newClient(t, addr), "resent", WithTTL(time.Second))
-			require.NoError(t, err)
-			primed, err := prime.Acquire(context.Background())
-			require.NoError(t, err)
-			require.NoError(t, primed.Release(context.Background()))
+			const lockTTL = 30 * time.Second // a stall would outlast the test
+			shortQuiet(t, addr, "resent")
 			locks := make([]*Lock, 3) // the holder, the waiter, one queued behind it
 			for i := range locks {
+				var err error
 				locks[i], err = New(newClient(t, addr), "resent", WithTTL(lockTTL))
 				require.NoError(t, err)
 			}
@@ -103,4 +97,16 @@ func splitEntry(t *testing.T, entry string) (id, ttl, stamp, pub, channel string
 	f := strings.Fields(entry)
 	require.Len(t, f, 5, "entry %q", entry)
 	return f[0], f[1], f[2], f[3], f[4]
+}
+
+// shortQuiet sets the quiet period of lock name on a new server (which
+// grants nothing for the first user's TTL after it started: it may have
+// forgotten a holder) to a second, with a first use of that TTL.
+func shortQuiet(t *testing.T, addr, name string) {
+	t.Helper()
+	prime, err := New(newClient(t, addr), name, WithTTL(time.Second))
+	require.NoError(t, err)
+	primed, err := prime.Acquire(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, primed.Release(context.Background()))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -31,21 +32,20 @@ func TestCloseWaitsForBackgroundReleases(t *testing.T) {
 			const name = "close-waits"
 			servers := harness.StartRedisN(t, 3)
 			rs, ps := proxied(t, servers)
-			l, lease := holdEverywhere(t, rs, servers, name)
+			// A generous server timeout: the key on every server, on a
+			// loaded machine too.
+			l, lease := holdLong(t, rs, name, redlock.WithServerTimeout(10*time.Second))
+			for i, s := range servers {
+				require.True(t, keyOn(t, s, name), "server %d has the key", i)
+			}
 			ps[2].Cut(t)
 			require.NoError(t, lease.Release(ctxT(t)), "released on a majority")
 			require.True(t, keyOn(t, servers[2], name), "the cut server still has the key")
-			closed := make(chan error, 1)
-			go func() { closed <- l.Close() }()
-			if back {
-				ps[2].Restore(t)
+			restore := func() { ps[2].Restore(t) }
+			if !back {
+				restore = nil
 			}
-			var err error
-			select {
-			case err = <-closed:
-			case <-time.After(waitLimit):
-				t.Fatal("Close did not return")
-			}
+			err := holdertest.CloseDuring(t, l.Close, restore)
 			if !back {
 				assert.ErrorContains(t, err, "1 clean-up(s) stopped unfinished")
 				return
@@ -54,28 +54,6 @@ func TestCloseWaitsForBackgroundReleases(t *testing.T) {
 			assert.False(t, keyOn(t, servers[2], name), "when Close returned")
 		})
 	}
-}
-
-// holdEverywhere takes the lock name over servers (their clients rs)
-// with a TTL of an hour, on every server: a server timeout generous
-// enough for a loaded machine, and a first lock of a short TTL to set the
-// new servers' quiet period.
-func holdEverywhere(t *testing.T, rs []redlock.Redis, servers []*harness.Redis, name string) (*redlock.Lock, recipes.Lease) {
-	t.Helper()
-	ctx := ctxT(t)
-	short, err := redlock.New(rs, name, redlock.WithTTL(time.Second))
-	require.NoError(t, err)
-	first, err := short.Acquire(ctx)
-	require.NoError(t, err)
-	require.NoError(t, first.Release(ctx))
-	l, err := redlock.New(rs, name, redlock.WithTTL(time.Hour), redlock.WithServerTimeout(10*time.Second))
-	require.NoError(t, err)
-	lease, err := l.TryAcquire(ctx)
-	require.NoError(t, err)
-	for i, s := range servers {
-		require.True(t, keyOn(t, s, name), "server %d has the key", i)
-	}
-	return l, lease
 }
 
 // A closed Lock takes the lock no more; Close again is harmless.

@@ -137,11 +137,8 @@ func StartRedisCluster(t testing.TB, primaries, replicasPerPrimary int) *RedisCl
 // gets it in REDISCLI_AUTH. TLS is not supported here: t fails.
 func StartRedisClusterSecure(t testing.TB, primaries, replicasPerPrimary int, sec RedisSecurity) *RedisCluster {
 	t.Helper()
-	if err := sec.check(); err != nil {
-		t.Fatalf("StartRedisClusterSecure: %v", err)
-	}
-	if sec.TLS != nil {
-		t.Fatalf("StartRedisClusterSecure: TLS is not supported for a cluster here")
+	if err := sec.checkPlain("StartRedisClusterSecure"); err != nil {
+		t.Fatal(err)
 	}
 	return startRedisCluster(t, primaries, replicasPerPrimary, &sec)
 }

@@ -76,6 +76,15 @@ func (r *Redis) TLSAddr() string {
 	return r.Addr()
 }
 
+// checkPlain is check for a setup that does not take TLS (a cluster, a
+// sentinel setup), what naming it.
+func (sec RedisSecurity) checkPlain(what string) error {
+	if sec.TLS != nil {
+		return fmt.Errorf("%s: TLS is not supported here", what)
+	}
+	return sec.check()
+}
+
 // check refuses what redis.conf cannot carry, or a TLS server without a
 // CA.
 func (sec RedisSecurity) check() error {

@@ -77,11 +77,8 @@ func StartRedisSentinel(t testing.TB, replicas, sentinels int) *RedisSentinel {
 // not supported here: t fails.
 func StartRedisSentinelSecure(t testing.TB, replicas, sentinels int, sec RedisSecurity) *RedisSentinel {
 	t.Helper()
-	if err := sec.check(); err != nil {
-		t.Fatalf("StartRedisSentinelSecure: %v", err)
-	}
-	if sec.TLS != nil {
-		t.Fatalf("StartRedisSentinelSecure: TLS is not supported for a sentinel setup here")
+	if err := sec.checkPlain("StartRedisSentinelSecure"); err != nil {
+		t.Fatal(err)
 	}
 	return startRedisSentinel(t, replicas, sentinels, &sec)
 }
