@@ -43,7 +43,9 @@ const (
 // the lock is theirs (one per key prefix its locks use: the channel is
 // under the prefix, see WithKeyPrefix). The subscription holds one
 // connection, and a goroutine reading it, from the first wait until
-// Close: close it when done. A grant that never arrives (a connection
+// Close: close it when done (Close also waits for the Client's clean-ups
+// in the background, so that a process that closes it before it exits
+// leaves nothing in Redis). A grant that never arrives (a connection
 // that died silently) costs time, not safety: the waiter's timer wakes it
 // within the holder's TTL.
 //
