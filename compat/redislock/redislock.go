@@ -241,12 +241,13 @@ func (l *Lock) Name() string { return l.name }
 // leaves nothing in Redis: before Acquire returns it takes its queue entry
 // out, and gives back the lock if it was handed to it meanwhile (a round
 // trip after ctx ends; when Redis does not answer within 2 s, that goes
-// on in the background, and the Client's Close waits for it). Waiters are served in the order they first queued (FIFO): the
-// holder's release hands the lock to the first waiter still alive and tells
-// it through the Client's subscription; a timer (for the first in the
-// queue, the holder's remaining TTL; else the TTL; with jitter) covers a
-// lost message or a crashed holder. With a
-// context from a live lease of this Lock it re-enters at once.
+// on in the background, and the Client's Close waits for it). Waiters are
+// served in the order they first queued (FIFO): the holder's release
+// hands the lock to the first waiter still alive and tells it through the
+// Client's subscription; a timer (for the first in the queue, the
+// holder's remaining TTL; else the TTL; with jitter) covers a lost message
+// or a crashed holder. With a context from a live lease of this Lock it
+// re-enters at once.
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, recipes.DriftMargin(ttl) before the TTL counted from
