@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
@@ -15,26 +16,33 @@ import (
 // the password from $REDISCLI_AUTH or --redis-password-file (which wins)
 // and runs the command under the lock through each. A wrong password, or
 // none, is refused: exit 69, "authentication refused" and the server's
-// word, the command not run, no password shown (-v included).
+// word, the command not run, no password shown (-v included). An ACL
+// user of every data node, whose rule grants the lock's keys under a
+// prefix (redislock.ACLRule), takes the lock through each too.
 func TestRedisClusterAndSentinelAuth(t *testing.T) {
-	const password = "ha-s3cr3t"
-	sec := harness.RedisSecurity{Password: password}
+	const password, userPassword = "ha-s3cr3t", "l-s3cr3t"
+	sec := harness.RedisSecurity{Password: password, Users: []string{"locker on >" + userPassword + " " + redislock.ACLRule("app:")}}
 	c := harness.StartRedisClusterSecure(t, 3, 1, sec)
 	s := harness.StartRedisSentinelSecure(t, 1, 3, sec)
 	for _, tc := range []struct {
 		name   string
 		args   []string
-		server string // as the messages name it
+		user   []string // the same servers as the ACL user's URLs, with its key prefix
+		server string   // as the messages name it
 	}{
 		{"redis-cluster", []string{"--backend", "redis-cluster", "--redis", strings.Join(c.Addrs()[:3], ",")},
+			[]string{"--backend", "redis-cluster", "--redis", "redis://locker@" + strings.Join(c.Addrs()[:3], ",redis://locker@"), "--key-prefix", "app:"},
 			"redis-cluster " + strings.Join(c.Addrs()[:3], ",")},
 		{"redis-sentinel", []string{"--backend", "redis-sentinel", "--sentinel", strings.Join(s.SentinelAddrs(), ","), "--master", s.MasterName()},
+			[]string{"--backend", "redis-sentinel", "--sentinel", "redis://locker@" + strings.Join(s.SentinelAddrs(), ",redis://locker@"),
+				"--master", s.MasterName(), "--key-prefix", "app:"},
 			"redis-sentinel " + strings.Join(s.SentinelAddrs(), ",") + ` (master "` + s.MasterName() + `")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := lockPath(t)
 			// A short TTL: a server just started grants nothing for one.
 			args := append(append([]string(nil), tc.args...), "--ttl", "1s", path)
+			runEnvWith(t, []string{"REDISCLI_AUTH=" + userPassword}, append(append([]string(nil), tc.user...), "--ttl", "1s", path)...)
 			first, err := strconv.ParseInt(runEnvWith(t, []string{"REDISCLI_AUTH=" + password}, args...)["token"], 10, 64)
 			require.NoError(t, err)
 			second, err := strconv.ParseInt(runEnvWith(t, []string{"REDISCLI_AUTH=not-it"},
