@@ -289,7 +289,9 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 		closeAll()
 		return nil, nil, err
 	}
-	return l, closeAll, nil
+	// The Lock first: it waits for its releases in the background, which
+	// need the clients.
+	return l, func() { _ = l.Close(); closeAll() }, nil
 }
 
 // redisClient is a go-redis client redislock takes.
@@ -332,6 +334,8 @@ func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, whe
 		closeAll()
 		return nil, nil, err
 	}
+	// The lock Client first: it waits for its clean-ups in the
+	// background, which need r.
 	return l, func() { _ = c.Close(); closeAll() }, nil
 }
 

@@ -33,9 +33,12 @@
 // the holder's remaining TTL, those behind it, which a release serves, by
 // the TTL; with jitter) make the waiter run the acquire script once more, which
 // confirms the grant and renews it. Two commands per contended acquisition
-// (queue and release; three when confirming), none of them polling, eleven
-// commands executed by Redis in all (the two scripts and nine inside
-// them), and waiters served in the order they queued (FIFO). A waiter whose
+// (queue and release; three when confirming), none of them polling, twelve
+// commands executed by Redis in all (the two scripts and ten inside
+// them), and waiters served in the order they queued (FIFO). A queuing
+// request that Redis runs twice (go-redis sends a command again when its
+// connection broke before the reply) finds its entry and keeps it: a
+// waiter has one place in the queue. A waiter whose
 // context ends leaves the queue, and releases the lock if it was handed to
 // it meanwhile. A waiter whose client no longer listens (it crashed, or its
 // subscription is down) is skipped at once: the master counts no

@@ -43,7 +43,9 @@ const (
 // the lock is theirs (one per key prefix its locks use: the channel is
 // under the prefix, see WithKeyPrefix). The subscription holds one
 // connection, and a goroutine reading it, from the first wait until
-// Close: close it when done. A grant that never arrives (a connection
+// Close: close it when done (Close also waits for the Client's clean-ups
+// in the background, so that a process that closes it before it exits
+// leaves nothing in Redis). A grant that never arrives (a connection
 // that died silently) costs time, not safety: the waiter's timer wakes it
 // within the holder's TTL.
 //
@@ -112,8 +114,14 @@ func (c *Client) subscription(channel string) *subscriber {
 	return s
 }
 
-// Close ends the subscriptions; waiters still waiting go on with their
-// timers alone.
+// Close ends the subscriptions (waiters still waiting go on with their
+// timers alone), then waits for the Client's clean-ups that run in the
+// background (a waiter's removal from a queue that failed when it gave
+// up, a release tried again) for ttl.CloseWait at most, and stops those
+// still running then: the server lets what they leave go at its TTL (a
+// queue entry, three TTLs after it was last refreshed). Its error says
+// how many it stopped. Close a Client before the process exits, so that
+// nothing of it is left in Redis.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
@@ -123,6 +131,11 @@ func (c *Client) Close() error {
 	var errs []error
 	for _, s := range subs {
 		errs = append(errs, s.close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
+	defer cancel()
+	if err := c.bg.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("redislock: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -224,13 +237,17 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 func (l *Lock) Name() string { return l.name }
 
 // Acquire waits until the lock is held, ctx ends (an error that is
-// recipes.ErrNotAcquired and ctx's error; nothing is left in Redis) or
-// fails. Waiters are served in the order they first queued (FIFO): the
-// holder's release hands the lock to the first waiter still alive and tells
-// it through the Client's subscription; a timer (for the first in the
-// queue, the holder's remaining TTL; else the TTL; with jitter) covers a
-// lost message or a crashed holder. With a
-// context from a live lease of this Lock it re-enters at once.
+// recipes.ErrNotAcquired and ctx's error) or fails. A waiter that gives up
+// leaves nothing in Redis: before Acquire returns it takes its queue entry
+// out, and gives back the lock if it was handed to it meanwhile (a round
+// trip after ctx ends; when Redis does not answer within 2 s, that goes
+// on in the background, and the Client's Close waits for it). Waiters are
+// served in the order they first queued (FIFO): the holder's release
+// hands the lock to the first waiter still alive and tells it through the
+// Client's subscription; a timer (for the first in the queue, the
+// holder's remaining TTL; else the TTL; with jitter) covers a lost message
+// or a crashed holder. With a context from a live lease of this Lock it
+// re-enters at once.
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, recipes.DriftMargin(ttl) before the TTL counted from
@@ -361,21 +378,44 @@ func (s server) Free(ctx context.Context) error {
 }
 
 // cancel takes a waiter that gives up out of the queue (its entry, or "?"
-// when it does not know it), and releases the lock if it was handed to it
-// meanwhile, in the background (bounded, whatever ctx says), so that the
-// caller returns at once: its queue entry would expire by itself, and a
-// lock handed to it by its TTL.
+// when it does not know it) and, in the same script, releases the lock if
+// it was handed to it meanwhile (a grant that raced the waiter's end is
+// given back, not left on a waiter that is gone for a TTL). It does so
+// before it returns, on a context that ctx's end cannot cut short,
+// bounded by giveUpTimeout. Only if that fails (no answer in time, a
+// connection refused) is it tried again in the background, on the
+// Client's clean-ups, which Close waits for, until the entry would have
+// expired by itself.
 func (l *Lock) cancel(ctx context.Context, id, entry string) {
-	go func() {
-		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), giveUpTimeout)
+	err := l.dequeue(cctx, id, entry)
+	stop()
+	if err == nil || errors.Is(err, ttl.ErrPermanent) {
+		return
+	}
+	until := time.Now().Add(l.waitTTL())
+	l.c.bg.Go(ctx, func(bg context.Context) {
+		rctx, stop := context.WithDeadline(bg, until)
 		defer stop()
-		_, _ = l.run(cctx, cancelScript, l.keys, id, entry)
-	}()
+		_ = ttl.Retry(rctx, 0, func() error { return l.dequeue(rctx, id, entry) })
+	})
+}
+
+// dequeue runs the cancel script once for waiter id's entry.
+func (l *Lock) dequeue(ctx context.Context, id, entry string) error {
+	_, err := l.run(ctx, cancelScript, l.keys, id, entry)
+	if err == nil || errors.Is(err, errTooFewAcks) {
+		return nil // done on the master: a give-up needs no replica's acknowledgement
+	}
+	return l.fail(err)
 }
 
 // Bounds of the wait.
 const (
-	cancelTimeout = 5 * time.Second
+	// giveUpTimeout bounds the removal that a waiter which gives up makes
+	// before its Acquire returns: a Redis that answers takes a round trip,
+	// and one that does not is left to the background.
+	giveUpTimeout = 2 * time.Second
 	// retryBase and retryCap bound the backoff after a Redis error.
 	retryBase = 50 * time.Millisecond
 	retryCap  = 2 * time.Second

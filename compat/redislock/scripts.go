@@ -22,11 +22,13 @@ import (
 // (as the release did before) could reach a waiter the lock was never
 // given to.
 //
-// A contended acquisition costs nine commands inside the scripts, none of
-// them slow: three to queue (GET, RPUSH, PEXPIRE; PTTL too for the first
-// in the queue) and six to hand the lock over at the release (GET, LPOP,
-// TIME, PUBSUB NUMSUB, SET, PUBLISH). The token travels in the lock's value from holder
-// to holder, one above the last and not below the server's clock.
+// A contended acquisition costs ten commands inside the scripts, none of
+// them slow: four to queue (GET, LPOS, RPUSH, PEXPIRE; PTTL too for the
+// first in the queue; the LPOS keeps a resent request from queuing its
+// waiter twice) and six to hand the lock over at the release (GET, LPOP,
+// TIME, PUBSUB NUMSUB, SET, PUBLISH). The token travels in the lock's
+// value from holder to holder, one above the last and not below the
+// server's clock.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
@@ -124,10 +126,16 @@ local id, tok = holder(redis.call('GET', L))
 local function enqueue()
   if ARGV[3] ~= '1' then return '', false end
   local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
-  local place
-  if ARGV[8] == '?' then
+  -- This very request may have run already: go-redis sends a command
+  -- again when its connection broke before the reply. Its entry (the
+  -- stamp is the attempt's own) is then kept where it is: a second one,
+  -- behind the waiters queued in between, would be served after this
+  -- waiter was served and gone, holding the lock in the name of nobody
+  -- for a TTL.
+  local place = redis.call('LPOS', Q, entry)
+  if not place and ARGV[8] == '?' then
     forget(me, '?')
-  elseif ARGV[8] ~= '' then
+  elseif not place and ARGV[8] ~= '' then
     place = redis.call('LPOS', Q, ARGV[8])
   end
   local first = place == 0

@@ -134,8 +134,8 @@ func (w *waiting) await(ctx context.Context, watch *grants.Watcher, pttl time.Du
 	}
 }
 
-// giveUp takes the waiter out of the queue (and releases the lock if it was
-// handed to it meanwhile) in the background, and returns err at once.
+// giveUp takes the waiter out of the queue, and releases the lock if it
+// was handed to it meanwhile, before it returns err (see Lock.cancel).
 func (w *waiting) giveUp(ctx context.Context, err error) error {
 	w.l.cancel(ctx, w.id, w.entry)
 	return err

@@ -22,13 +22,7 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 	// A long TTL: a lost grant leaves the waiter asleep for a TTL, past
 	// the waiter's context.
 	const lockTTL = 30 * time.Second
-	// A new server grants nothing for a TTL (it may have forgotten a
-	// holder): a first use with a short TTL sets that quiet period short.
-	prime, err := New(newClient(t, addr), "early-grant", WithTTL(time.Second))
-	require.NoError(t, err)
-	primed, err := prime.Acquire(context.Background())
-	require.NoError(t, err)
-	require.NoError(t, primed.Release(context.Background()))
+	shortQuiet(t, addr, "early-grant")
 	holderLock, err := New(newClient(t, addr), "early-grant", WithTTL(lockTTL))
 	require.NoError(t, err)
 	waiterClient := newClient(t, addr)

@@ -21,8 +21,10 @@ import (
 // client, a refused authentication or script), an error that is
 // recipes.ErrNotAcquired and says which. Servers that do not answer are
 // tried again after a random delay until ctx ends. What an attempt took
-// is released everywhere: at once, or in the background past ctx's end.
-// With a context from a live lease of this Lock it re-enters at once.
+// is released everywhere before Acquire returns, even past ctx's end (a
+// server timeout at most, 2 s at most in all); on servers that did not
+// answer by then, in the background, which Close waits for. With a
+// context from a live lease of this Lock it re-enters at once.
 //
 // It is NOT safe to assume the lock is held until Release: do the work
 // with the lease's context, which is cancelled, with a cause that is
@@ -39,7 +41,12 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	return ttl.Acquire(ctx, l, l.o.trace, recipes.LockID{Backend: "redlock", Kind: "lock", Name: l.name}, !wait,
-		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
+		func(a *hold.Acquisition) (recipes.Lease, error) {
+			if err := l.checkOpen(); err != nil {
+				return nil, err
+			}
+			return l.take(ctx, wait, a)
+		})
 }
 
 // take is acquire after its checks: it tries until it holds the lock, or

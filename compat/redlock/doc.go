@@ -5,6 +5,7 @@
 //
 //	servers := []redlock.Redis{redis.NewClient(...), redis.NewClient(...), redis.NewClient(...)}
 //	l, _ := redlock.New(servers, "orders", redlock.WithTTL(10*time.Second))
+//	defer l.Close() // waits for its clean-ups: nothing of it left on the servers
 //	lease, err := l.Acquire(ctx)
 //
 // # How it works
@@ -117,9 +118,11 @@
 // error beside a majority that may still answer is tried again, as a
 // transient one is. Other errors (an
 // unreachable server, a timeout) are tried again after the random delay
-// until ctx ends, and Acquire returns at ctx's end: what its attempts took
-// is released in the background past it, until the keys would have
-// expired anyway.
+// until ctx ends, and Acquire returns at ctx's end, once what its last
+// attempt took is released (past ctx's end: a server timeout, and 2 s at
+// most in all). Where a server did not answer by then, the release goes
+// on in the background until the keys would have expired anyway; Close
+// waits for it.
 //
 // # No fencing token
 //

@@ -226,10 +226,11 @@ func TestUnreachableServersReturnAtTheDeadline(t *testing.T) {
 	}
 }
 
-// holdLong takes the lock name over servers with a TTL of 20s: a first
-// lock of a short TTL sets the quiet period of the new servers, and is
-// over before the long one is used (a new server grants nothing for a TTL).
-func holdLong(t *testing.T, servers []redlock.Redis, name string) (*redlock.Lock, recipes.Lease) {
+// holdLong takes the lock name over servers with a TTL of longTTL (and
+// opts): a first lock of a short TTL sets the quiet period of the new
+// servers, and is over before the long one is used (a new server grants
+// nothing for a TTL).
+func holdLong(t *testing.T, servers []redlock.Redis, name string, opts ...redlock.Option) (*redlock.Lock, recipes.Lease) {
 	t.Helper()
 	ctx := ctxT(t)
 	short, err := redlock.New(servers, name, redlock.WithTTL(time.Second))
@@ -237,7 +238,7 @@ func holdLong(t *testing.T, servers []redlock.Redis, name string) (*redlock.Lock
 	first, err := short.Acquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, first.Release(ctx))
-	l, err := redlock.New(servers, name, redlock.WithTTL(longTTL))
+	l, err := redlock.New(servers, name, append([]redlock.Option{redlock.WithTTL(longTTL)}, opts...)...)
 	require.NoError(t, err)
 	lease, err := l.TryAcquire(ctx)
 	require.NoError(t, err)

@@ -33,6 +33,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	defer l.Close() // before the clients: it waits for its releases in the background
 	lease, err := l.Acquire(ctx)
 	if err != nil {
 		fmt.Println(err)

@@ -92,7 +92,7 @@ func (h holding) Free(ctx context.Context) error {
 	switch {
 	case freed >= q:
 		if left := unsure(l.members, rs); len(left) > 0 {
-			go l.freeLater(ctx, h.id, left, l.expiry())
+			l.freeLater(ctx, h.id, left, l.expiry())
 		}
 		return nil
 	case len(transient) > 0:

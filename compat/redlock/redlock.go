@@ -3,6 +3,7 @@ package redlock
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -45,7 +46,8 @@ type Lock struct {
 	keys    []string // the lock, the quiet marker
 	o       options
 	terms   ttl.Terms    // of its leases
-	bg      *ttl.Pending // clean-ups in the background
+	bg      *ttl.Pending // clean-ups in the background, waited for by Close
+	closed  atomic.Bool  // by Close
 }
 
 var _ recipes.Locker = (*Lock)(nil)

@@ -42,7 +42,7 @@ func (s settlingM) Run() int {
 func backgroundReleases() bool {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
-	return bytes.Contains(buf, []byte("redlock.(*Lock).freeLater")) || bytes.Contains(buf, []byte("ttl.freeInBackground"))
+	return bytes.Contains(buf, []byte("ttl.(*Pending).Go"))
 }
 
 const waitLimit = 60 * time.Second

@@ -46,8 +46,10 @@ func unsure(ms []*member, rs []reply) []*member {
 func (l *Lock) expiry() time.Time { return time.Now().Add(l.o.serverTimeout + l.o.ttl) }
 
 // letGo releases what the failed attempt id may have taken (its replies
-// rs): on the servers that gave it or did not answer, within ctx. What
-// ctx leaves undone goes on in the background.
+// rs): on the servers that gave it or did not answer, before it returns,
+// on a context that ctx's end cannot cut short, bounded by giveUpTimeout
+// (each server by the server timeout). What is left undone goes on in the
+// background.
 func (l *Lock) letGo(ctx context.Context, id string, rs []reply) {
 	until := l.expiry()
 	var ms []*member
@@ -56,31 +58,39 @@ func (l *Lock) letGo(ctx context.Context, id string, rs []reply) {
 			ms = append(ms, l.members[i])
 		}
 	}
-	if len(ms) > 0 && ctx.Err() == nil {
-		ms = unsure(ms, l.each(ctx, ms, l.release(id)))
+	if len(ms) == 0 {
+		return
 	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpTimeout)
+	ms = unsure(ms, l.each(rctx, ms, l.release(id)))
+	cancel()
 	if len(ms) > 0 {
-		go l.freeLater(ctx, id, ms, until)
+		l.freeLater(ctx, id, ms, until)
 	}
 }
 
-// freeLater goes on releasing id on the servers ms, in the background,
-// trying again those that fail transiently, until each has answered, or
-// until until (when the keys would have expired anyway). base supplies
-// the context values.
+// giveUpTimeout bounds the release of what a failed attempt took, before
+// Acquire returns: a server that does not answer in time is left to the
+// background.
+const giveUpTimeout = 2 * time.Second
+
+// freeLater goes on releasing id on the servers ms, in the background (a
+// clean-up of the Lock's, which Close waits for), trying again those that
+// fail transiently, until each has answered, or until until (when the keys
+// would have expired anyway). base supplies the context values.
 func (l *Lock) freeLater(base context.Context, id string, ms []*member, until time.Time) {
-	ctx := context.WithoutCancel(base)
-	for pause := freeRetry; ; pause = min(2*pause, freeRetryCap) {
-		left := time.Until(until)
-		if left <= 0 {
-			return
+	l.bg.Go(base, func(ctx context.Context) {
+		for pause := freeRetry; ; pause = min(2*pause, freeRetryCap) {
+			left := time.Until(until)
+			if left <= 0 {
+				return
+			}
+			cctx, cancel := context.WithTimeout(ctx, left)
+			ms = unsure(ms, l.each(cctx, ms, l.release(id)))
+			cancel()
+			if len(ms) == 0 || !ttl.Sleep(ctx, min(pause, time.Until(until))) {
+				return
+			}
 		}
-		cctx, cancel := context.WithTimeout(ctx, left)
-		ms = unsure(ms, l.each(cctx, ms, l.release(id)))
-		cancel()
-		if len(ms) == 0 {
-			return
-		}
-		time.Sleep(min(pause, time.Until(until)))
-	}
+	})
 }

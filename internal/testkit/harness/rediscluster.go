@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -125,6 +126,27 @@ func (n *RedisClusterNode) String() string { return "redis cluster node " + n.Ad
 // installed t is ended by Unavailable.
 func StartRedisCluster(t testing.TB, primaries, replicasPerPrimary int) *RedisCluster {
 	t.Helper()
+	return startRedisCluster(t, primaries, replicasPerPrimary, nil)
+}
+
+// StartRedisClusterSecure is StartRedisCluster with every node secured
+// by sec: its password (requirepass; a replica gives it to its master,
+// masterauth) and its ACL users, in a config file of the node's (mode
+// 0600), as StartRedisSecure writes it. The harness's own commands to the
+// nodes authenticate with the password, and redis-cli --cluster create
+// gets it in REDISCLI_AUTH. TLS is not supported here: t fails.
+func StartRedisClusterSecure(t testing.TB, primaries, replicasPerPrimary int, sec RedisSecurity) *RedisCluster {
+	t.Helper()
+	if err := sec.checkPlain("StartRedisClusterSecure"); err != nil {
+		t.Fatal(err)
+	}
+	return startRedisCluster(t, primaries, replicasPerPrimary, &sec)
+}
+
+// startRedisCluster is StartRedisCluster, secured by sec when it is not
+// nil.
+func startRedisCluster(t testing.TB, primaries, replicasPerPrimary int, sec *RedisSecurity) *RedisCluster {
+	t.Helper()
 	if primaries < 3 || replicasPerPrimary < 0 {
 		t.Fatalf("StartRedisCluster(%d, %d): a cluster needs at least 3 masters and no negative replicas",
 			primaries, replicasPerPrimary)
@@ -133,9 +155,16 @@ func StartRedisCluster(t testing.TB, primaries, replicasPerPrimary int) *RedisCl
 	if err != nil {
 		Unavailable(t, "redis cluster: %v; %s", err, redisLocalHint)
 	}
+	argv, probe, env := clusterArgv, redisPing, os.Environ()
+	if sec != nil {
+		argv, probe = securedArgv(t, *sec, clusterArgv), redisSecurePing(nil)
+		if sec.Password != "" {
+			env = append(env, "REDISCLI_AUTH="+sec.Password)
+		}
+	}
 	// No *_ADDRS variable: the harness must control and reshape the nodes.
 	servers := startServers(t, primaries*(1+replicasPerPrimary), "redis-cluster", "", "redis-server",
-		redisLocalHint, clusterArgv, redisPing)
+		redisLocalHint, argv, probe)
 	c := &RedisCluster{nodes: wrapServers(servers, func(s Server) *RedisClusterNode {
 		return &RedisClusterNode{RedisNode{s}}
 	})}
@@ -143,7 +172,9 @@ func StartRedisCluster(t testing.TB, primaries, replicasPerPrimary int) *RedisCl
 	defer cancel()
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicasPerPrimary), "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	c.WaitHealthy(t)
@@ -636,18 +667,32 @@ func (e redisError) Error() string { return string(e) }
 // the reply: a string (simple or bulk), an int64, a []any, or nil (a null).
 // An error reply is an error that wraps a redisError.
 func redisDo(addr string, args ...string) (any, error) {
-	var req strings.Builder
-	fmt.Fprintf(&req, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
+	auth := authRequest(addr) // a password-protected server's AUTH first
+	replies := 1
+	if auth != "" {
+		replies = 2
 	}
 	what := strings.Join(args[:min(len(args), 2)], " ")
-	raw, err := exchange(addr, req.String(), redisCommandTimeout, func(r string) bool {
-		_, _, err := parseReply(r)
-		return !errors.Is(err, errPartialReply)
+	raw, err := exchange(addr, auth+respCommand(args...), redisCommandTimeout, func(r string) bool {
+		for range replies {
+			var err error
+			if _, r, err = parseReply(r); err != nil {
+				return !errors.Is(err, errPartialReply)
+			}
+		}
+		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: %w", what, addr, err)
+	}
+	if auth != "" {
+		var ok any
+		if ok, raw, err = parseReply(raw); err == nil && ok != "OK" {
+			err = fmt.Errorf("AUTH: %v", ok)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s to %s: %w", what, addr, err)
+		}
 	}
 	reply, _, err := parseReply(raw)
 	if e, ok := reply.(redisError); ok && err == nil {

@@ -5,9 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,16 +44,11 @@ func StartRedisSecure(t testing.TB, sec RedisSecurity) *Redis {
 	if err := sec.check(); err != nil {
 		t.Fatalf("StartRedisSecure: %v", err)
 	}
-	conf := sec.config()
+	secured := securedArgv(t, sec, redisArgv)
 	argv := func(bin string, port int, dir string) []string {
-		path := filepath.Join(dir, "secure.conf")
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			t.Fatalf("redis: %v", err)
-		}
-		// The config file must come first; the options after it override
-		// its lines and each other (the last "port" wins).
-		argv := redisArgv(bin, port, dir)
-		argv = slices.Insert(argv, 1, path)
+		// The options after the config file override its lines and each
+		// other (the last "port" wins).
+		argv := secured(bin, port, dir)
 		if sec.TLS != nil {
 			argv = append(argv, "--port", "0", "--tls-port", strconv.Itoa(port),
 				"--tls-cert-file", sec.TLS.CertFile, "--tls-key-file", sec.TLS.KeyFile,
@@ -84,6 +76,15 @@ func (r *Redis) TLSAddr() string {
 	return r.Addr()
 }
 
+// checkPlain is check for a setup that does not take TLS (a cluster, a
+// sentinel setup), what naming it.
+func (sec RedisSecurity) checkPlain(what string) error {
+	if sec.TLS != nil {
+		return fmt.Errorf("%s: TLS is not supported here", what)
+	}
+	return sec.check()
+}
+
 // check refuses what redis.conf cannot carry, or a TLS server without a
 // CA.
 func (sec RedisSecurity) check() error {
@@ -103,12 +104,13 @@ func (sec RedisSecurity) check() error {
 	return nil
 }
 
-// config is the server's config file: its password and users.
+// config is the server's config file: its password (also the one a
+// replica gives its master) and users.
 func (sec RedisSecurity) config() string {
 	var b strings.Builder
-	b.WriteString("# written by the zkrecipes test harness (StartRedisSecure)\n")
+	b.WriteString("# written by the zkrecipes test harness\n")
 	if sec.Password != "" {
-		fmt.Fprintf(&b, "requirepass %s\n", sec.Password)
+		fmt.Fprintf(&b, "requirepass %s\nmasterauth %s\n", sec.Password, sec.Password)
 	}
 	for _, u := range sec.Users {
 		fmt.Fprintf(&b, "user %s\n", u)

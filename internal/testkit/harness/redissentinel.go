@@ -64,14 +64,41 @@ type RedisSentinel struct {
 // installed t is ended by Unavailable; REDIS_ADDRS is never used.
 func StartRedisSentinel(t testing.TB, replicas, sentinels int) *RedisSentinel {
 	t.Helper()
+	return startRedisSentinel(t, replicas, sentinels, nil)
+}
+
+// StartRedisSentinelSecure is StartRedisSentinel with the primary and
+// its replicas secured by sec: their password (requirepass; a replica
+// gives it to its primary, masterauth) and ACL users, in a config file of
+// each (mode 0600), as StartRedisSecure writes it. The sentinels, which
+// ask for no password themselves, monitor and reconfigure them with it
+// (sentinel auth-pass, in their own config files, mode 0600). The
+// harness's own commands to the data nodes authenticate with it. TLS is
+// not supported here: t fails.
+func StartRedisSentinelSecure(t testing.TB, replicas, sentinels int, sec RedisSecurity) *RedisSentinel {
+	t.Helper()
+	if err := sec.checkPlain("StartRedisSentinelSecure"); err != nil {
+		t.Fatal(err)
+	}
+	return startRedisSentinel(t, replicas, sentinels, &sec)
+}
+
+// startRedisSentinel is StartRedisSentinel, its data nodes secured by sec
+// when it is not nil.
+func startRedisSentinel(t testing.TB, replicas, sentinels int, sec *RedisSecurity) *RedisSentinel {
+	t.Helper()
 	if replicas < 0 || sentinels < 1 {
 		t.Fatalf("StartRedisSentinel(%d, %d): want no negative replicas and a sentinel or more", replicas, sentinels)
 	}
 	s := &RedisSentinel{proxies: map[*RedisNode]*Proxy{}}
-	primary := s.startData(t, "redis-primary", nil)
+	primary := s.startData(t, "redis-primary", nil, sec)
 	for range replicas {
 		p := NewProxy(t, primary.Addr())
-		s.proxies[s.startData(t, "redis-replica", p)] = p
+		s.proxies[s.startData(t, "redis-replica", p, sec)] = p
+	}
+	password := ""
+	if sec != nil {
+		password = sec.Password
 	}
 	if err := waitFor(nil, "redis replicas in sync", sentinelReadyTimeout, sentinelPoll, s.replicated); err != nil {
 		t.Fatal(err)
@@ -85,7 +112,7 @@ func StartRedisSentinel(t testing.TB, replicas, sentinels int) *RedisSentinel {
 	servers := startServers(t, sentinels, "redis-sentinel", "", bin, redisLocalHint,
 		func(bin string, port int, dir string) []string {
 			conf := filepath.Join(dir, "sentinel.conf")
-			if err := os.WriteFile(conf, []byte(sentinelConf(port, dir, primary.Addr(), quorum, replicas)), 0o644); err != nil {
+			if err := os.WriteFile(conf, []byte(sentinelConf(port, dir, primary.Addr(), quorum, replicas, password)), 0o600); err != nil {
 				t.Errorf("redis sentinel config: %v", err) // the sentinel then fails to start, saying so
 			}
 			argv := []string{bin, conf}
@@ -106,8 +133,8 @@ func StartRedisSentinel(t testing.TB, replicas, sentinels int) *RedisSentinel {
 }
 
 // startData starts a primary (through nil) or a replica of the primary
-// through the proxy through.
-func (s *RedisSentinel) startData(t testing.TB, kind string, through *Proxy) *RedisNode {
+// through the proxy through, secured by sec when it is not nil.
+func (s *RedisSentinel) startData(t testing.TB, kind string, through *Proxy, sec *RedisSecurity) *RedisNode {
 	t.Helper()
 	argv := func(bin string, port int, dir string) []string {
 		argv := replicatedArgv(bin, port, dir)
@@ -117,13 +144,18 @@ func (s *RedisSentinel) startData(t testing.TB, kind string, through *Proxy) *Re
 		}
 		return argv
 	}
-	n := &RedisNode{Server{startServers(t, 1, kind, "", "redis-server", redisLocalHint, argv, redisPing)[0]}}
+	probe := redisPing
+	if sec != nil {
+		argv, probe = securedArgv(t, *sec, argv), redisSecurePing(nil)
+	}
+	n := &RedisNode{Server{startServers(t, 1, kind, "", "redis-server", redisLocalHint, argv, probe)[0]}}
 	s.data = append(s.data, n)
 	return n
 }
 
-// sentinelConf is a sentinel's config file.
-func sentinelConf(port int, dir, primary string, quorum, replicas int) string {
+// sentinelConf is a sentinel's config file; password is the data
+// nodes' ("" for none).
+func sentinelConf(port int, dir, primary string, quorum, replicas int, password string) string {
 	host, primaryPort, _ := net.SplitHostPort(primary)
 	lines := []string{
 		"bind " + Loopback,
@@ -137,6 +169,9 @@ func sentinelConf(port int, dir, primary string, quorum, replicas int) string {
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", sentinelMasterName, sentinelDownAfter),
 		fmt.Sprintf("sentinel failover-timeout %s %d", sentinelMasterName, sentinelFailoverTimeout),
 		fmt.Sprintf("sentinel parallel-syncs %s %d", sentinelMasterName, max(replicas, 1)),
+	}
+	if password != "" {
+		lines = append(lines, fmt.Sprintf("sentinel auth-pass %s %s", sentinelMasterName, password))
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
