@@ -13,13 +13,24 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// abandonTimeout bounds the clean-up after an abandoned call; the item
-// expires at its TTL if that fails.
-const abandonTimeout = 5 * time.Second
+// Bounds of the clean-ups.
+const (
+	// giveUpTimeout bounds how long an Acquire whose context ended waits
+	// for its attempt in flight, and then deletes the lock item that
+	// attempt added, before it returns; what is left goes on in the
+	// background (abandon).
+	giveUpTimeout = 2 * time.Second
+	// abandonTimeout bounds a clean-up in the background; the item
+	// expires at its TTL if that fails.
+	abandonTimeout = 5 * time.Second
+)
 
 // take is acquire after its checks: it adds the item, polling while it
 // is held, until it holds the lock or gives up.
 func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
+	if l.closed.Load() {
+		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
+	}
 	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
 		err := l.checkServer(ctx)
 		if err == nil {
@@ -67,33 +78,57 @@ type grant struct {
 }
 
 // add runs one attempt (try). memcache.ErrNotStored: someone holds it;
-// ErrQuiet: the server may have forgotten a holder. A call abandoned
-// because ctx ended, or one that failed after its add may have landed, is
-// settled in the background: an item it added is deleted.
+// ErrQuiet: the server may have forgotten a holder. An item an attempt
+// may have added, when it fails or ctx ends first, is deleted before add
+// returns (bounded by giveUpTimeout), and in the background if that
+// fails.
 func (l *Lock) add(ctx context.Context, id []byte) (grant, error) {
 	type result struct {
 		g   grant
 		err error
 	}
 	res := make(chan result, 1)
-	go func() {
+	l.bg.Go(ctx, func(context.Context) {
 		g, err := l.try(id)
 		res <- result{g, err}
-	}()
+	})
 	select {
 	case r := <-res:
 		if r.err != nil && mayHaveAdded(r.err) {
-			go l.abandon(id)
+			within, cancel := cleanUpContext(ctx)
+			defer cancel()
+			l.cleanUp(within, id, 0)
 		}
 		return r.g, r.err
 	case <-ctx.Done():
-		go func() {
-			if r := <-res; r.err == nil || mayHaveAdded(r.err) {
-				l.abandon(id)
-			}
-		}()
-		return grant{}, ctx.Err()
 	}
+	within, cancel := cleanUpContext(ctx)
+	defer cancel()
+	select {
+	case r := <-res:
+		if r.err == nil || mayHaveAdded(r.err) {
+			l.cleanUp(within, id, r.g.cas)
+		}
+	case <-within.Done():
+		// The attempt has not answered yet: its clean-up waits for it in
+		// the background.
+		l.bg.Go(ctx, func(bg context.Context) {
+			select {
+			case r := <-res:
+				if r.err == nil || mayHaveAdded(r.err) {
+					l.abandon(bg, id)
+				}
+			case <-bg.Done():
+			}
+		})
+	}
+	return grant{}, ctx.Err()
+}
+
+// cleanUpContext is the context of a clean-up made before add returns:
+// ctx's values, not its end, for giveUpTimeout.
+func cleanUpContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), giveUpTimeout)
 }
 
 // mayHaveAdded reports whether an attempt that failed with err may have
@@ -127,7 +162,7 @@ func (l *Lock) try(id []byte) (grant, error) {
 		return grant{}, err
 	case quiet:
 		if err := l.deleteOurs(id, it.CasID); err != nil && !errors.Is(err, ttl.ErrNotOurs) {
-			go l.abandon(id)
+			return grant{}, fmt.Errorf("delete the lock item added while the server is quiet: %w", err)
 		}
 		return grant{}, ErrQuiet
 	case l.addr == "":
@@ -137,27 +172,38 @@ func (l *Lock) try(id []byte) (grant, error) {
 	return grant{cas: it.CasID, token: token, hasToken: true}, err
 }
 
+// cleanUp deletes the lock item an attempt added (value id; cas, when
+// known, is its CAS), within ctx; when that fails for a reason that
+// trying again may mend, it goes on in the background (abandon).
+func (l *Lock) cleanUp(ctx context.Context, id []byte, cas uint64) {
+	err := l.call(ctx, func() error { return l.deleteOurs(id, cas) })
+	if err != nil && !errors.Is(err, ttl.ErrNotOurs) && !errors.Is(err, ttl.ErrPermanent) {
+		l.bg.Go(ctx, func(bg context.Context) { l.abandon(bg, id) })
+	}
+}
+
 // abandon deletes the lock item if its value is id (see deleteOurs),
-// trying again after transient errors for abandonTimeout at most, less
-// than the TTL: it is the clean-up of an attempt whose answer was lost or
-// came too late, and the item expires at its TTL anyway.
-func (l *Lock) abandon(id []byte) {
+// trying again after transient errors until ctx ends, for abandonTimeout
+// at most, less than the TTL: it is the clean-up of an attempt whose
+// answer was lost or came too late, and the item expires at its TTL
+// anyway.
+func (l *Lock) abandon(ctx context.Context, id []byte) {
 	deadline := time.Now().Add(min(abandonTimeout, l.ttl))
 	for pause := firstPoll; ; pause = min(2*pause, MaxPoll) {
 		err := l.deleteOurs(id, 0)
 		if err == nil || errors.Is(err, ttl.ErrNotOurs) || errors.Is(err, ttl.ErrPermanent) ||
-			!time.Now().Add(pause).Before(deadline) {
+			!time.Now().Add(pause).Before(deadline) || !ttl.Sleep(ctx, pause) {
 			return
 		}
-		time.Sleep(pause)
 	}
 }
 
-// call runs op, which takes no context, and returns ctx's error when ctx
-// ends first (op goes on, and its result is dropped).
+// call runs op, which takes no context, on the Lock's background work
+// (so that Close waits for it), and returns ctx's error when ctx ends
+// first (op goes on, and its result is dropped).
 func (l *Lock) call(ctx context.Context, op func() error) error {
 	res := make(chan error, 1)
-	go func() { res <- op() }()
+	l.bg.Go(ctx, func(context.Context) { res <- op() })
 	select {
 	case err := <-res:
 		return err

@@ -133,7 +133,12 @@
 // flushed. Use a bounded set of lock keys. The quiet item expires a TTL +
 // 2 s after a restart; lock items expire at their TTL when their holder
 // dies, and are deleted at once by Release (or by a clean-up in the
-// background, when Release's context ends or the network fails).
+// background, when Release's context ends or the network fails). An
+// Acquire whose context ends while its add is out waits for the answer
+// and deletes the item it added before it returns (2 s at most; then in
+// the background). Close waits for the clean-ups in the background
+// (ttl.CloseWait at most): a program that releases its leases and closes
+// its Locks before it exits leaves nothing but markers behind.
 //
 // # Secured servers
 //

@@ -68,7 +68,8 @@ type Lock struct {
 	check    bool      // whether to check its eviction setting
 	dial     dialFunc  // how the checks connect to addr: as mc does
 	checked  atomic.Bool
-	bg       *ttl.Pending // clean-ups in the background
+	bg       *ttl.Pending // the calls and clean-ups in the background
+	closed   atomic.Bool  // by Close: no more acquisitions
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -222,10 +223,12 @@ func (l *Lock) Key() string { return l.key }
 func (l *Lock) String() string { return "memcachedlock " + l.key }
 
 // Acquire waits until the lock is held (polling, see the package doc), ctx
-// ends (an error that is recipes.ErrNotAcquired and ctx's; nothing is left
-// in memcached, or a clean-up goes on in the background) or an error that
+// ends (an error that is recipes.ErrNotAcquired and ctx's; an item its
+// attempt in flight added is deleted before it returns, within 2 s, and
+// after that in the background, which Close waits for) or an error that
 // trying again cannot mend (an error that is recipes.ErrNotAcquired and
-// says why: the server's eviction setting, no server configured).
+// says why: the server's eviction setting, no server configured, a closed
+// Lock).
 // Transient errors (memcached unreachable) are retried until ctx ends.
 // With a context from a live lease of this Lock it re-enters at once.
 //
@@ -248,6 +251,25 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "memcached", Kind: "lock", Name: l.key}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
+}
+
+// Close waits for the Lock's work in the background to end (the clean-up
+// of an attempt whose Acquire gave up before it was answered, a release
+// that failed and is retried, a call whose context ended), for
+// ttl.CloseWait at most: then it stops that work, and memcached lets what
+// it left go at its TTL; the error says how many it stopped. Acquire and
+// TryAcquire then fail at once with an error that is
+// recipes.ErrNotAcquired and ErrClosed (a live lease's context still
+// re-enters it). Leases held go on, renewed, until released: release them
+// first, so that Close waits for a release that failed.
+func (l *Lock) Close() error {
+	l.closed.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
+	defer cancel()
+	if err := l.bg.Wait(ctx); err != nil {
+		return fmt.Errorf("%s: close: %w", l, err)
+	}
+	return nil
 }
 
 // seconds is the lock item's expiry: the TTL in seconds.
