@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -49,4 +50,14 @@ func TestMemcachedSignalWhileWaiting(t *testing.T) {
 
 	_, err = admin.Get(path)
 	assert.True(t, errors.Is(err, memcache.ErrCacheMiss), "zklock left its lock item in memcached (%v)", err)
+}
+
+// With --without-eviction-check zklock still gives the memcached lock the
+// server's address: the fencing token needs the server's start time.
+func TestMemcachedTokenWithoutEvictionCheck(t *testing.T) {
+	m := harness.StartMemcached(t)
+	env := runEnv(t, "--backend", "memcached", "--memcached", m.Addr(), "--ttl", "3s", "--without-eviction-check", lockPath(t))
+	token, err := strconv.ParseInt(env["token"], 10, 64)
+	require.NoError(t, err, "ZKLOCK_TOKEN %q", env["token"])
+	assert.Positive(t, token)
 }
