@@ -91,13 +91,14 @@
 // each lock has two more items: its marker, key+":alive", which never
 // expires, says that the server has not forgotten since it was written,
 // and holds the server's start time (see Tokens), and its quiet item,
-// key+":quiet". A client that finds the marker missing
-// (the first use of the key since the server started, or since it lost
-// its data) adds the quiet item, with an expiry of the TTL + 2 s, then the
-// marker; while the quiet item is there the lock is granted to no one: an
-// Acquire that added the lock item deletes it again (compare and delete)
-// and polls on, and TryAcquire fails with an error that is
-// recipes.ErrLocked and ErrQuiet. By the time the quiet item expires
+// key+":quiet". A client that finds the marker missing (the first use of
+// the key since the server started, or since it lost its data) adds the
+// quiet item, with an expiry of the TTL + 2 s, then the marker (and reads
+// the server's start time again: if the server restarted meanwhile, it
+// takes the marker back); while the quiet item is there the lock is
+// granted to no one: an Acquire that added the lock item deletes it again
+// (compare and delete) and polls on, and TryAcquire fails with an error
+// that is recipes.ErrLocked and ErrQuiet. By the time the quiet item expires
 // (after the TTL at the earliest, memcached's clock may cut it 2 s short)
 // every lease the server may have forgotten has ended by its holder's own
 // clock. A holder whose renewal finds its item gone while the server is

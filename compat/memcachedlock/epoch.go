@@ -118,9 +118,10 @@ func (l *Lock) dateMarker(marker *memcache.Item) (int64, error) {
 	return 0, fmt.Errorf("date the marker: %w", permanent(err))
 }
 
-// errUndated: the marker was read again for its start time and gives
-// none, or is gone; the attempt is tried again.
-var errUndated = errors.New("the lock's marker changed while this client read the server's start time into it")
+// errUndated: the server's start time could not be had from the
+// marker, or written into it (it changed meanwhile); the attempt is
+// tried again.
+var errUndated = errors.New("the server's start time is not in the lock's marker yet")
 
 // readStart reads the marker again, for the start time another client
 // wrote in it.
@@ -128,12 +129,12 @@ func (l *Lock) readStart() (int64, error) {
 	it, err := l.mc.Get(l.aliveKey)
 	switch {
 	case missing(err):
-		return 0, fmt.Errorf("%w (it is gone: the server restarted or was flushed)", errUndated)
+		return 0, fmt.Errorf("%w (the marker is gone: the server restarted or was flushed)", errUndated)
 	case err != nil:
 		return 0, fmt.Errorf("read the marker: %w", permanent(err))
 	}
 	if start := markerStart(it.Value); start != 0 {
 		return start, nil
 	}
-	return 0, fmt.Errorf("%w (it gives none)", errUndated)
+	return 0, fmt.Errorf("%w (another client wrote it without)", errUndated)
 }

@@ -67,7 +67,7 @@ func (l *Lock) mark() (bool, int64, error) {
 	// it again, and take such a marker back.
 	again, _, err := l.serverStart()
 	if err == nil && again != start {
-		err = fmt.Errorf("%w (it restarted while the marker was written)", errUndated)
+		err = fmt.Errorf("%w (the server restarted while the marker was written)", errUndated)
 	}
 	if err != nil {
 		// Tried a few times: after a restart, each connection the client
