@@ -67,7 +67,7 @@ func TestCloseGivesUpAtCloseWait(t *testing.T) {
 	err := l.Close()
 	t.Logf("Close returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "memcachedlock unreachable: close: ")
+	assert.Contains(t, err.Error(), "memcachedlock unreachable: ")
 	assert.Contains(t, err.Error(), "clean-up(s) stopped unfinished")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.GreaterOrEqual(t, time.Since(start), ttl.CloseWait, "Close gave up before ttl.CloseWait")

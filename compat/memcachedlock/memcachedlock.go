@@ -267,7 +267,7 @@ func (l *Lock) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
 	defer cancel()
 	if err := l.bg.Wait(ctx); err != nil {
-		return fmt.Errorf("%s: close: %w", l, err)
+		return fmt.Errorf("%s: %w", l, err)
 	}
 	return nil
 }
