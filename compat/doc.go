@@ -9,7 +9,8 @@
 //     polling; WithReplicaAck waits for replicas.
 //   - compat/redlock: N independent Redis servers, by Redlock. No fencing
 //     token.
-//   - compat/memcachedlock: one memcached. Fenced by the item's CAS value;
+//   - compat/memcachedlock: one memcached. Fenced by the server's start
+//     time and the item's CAS value, so tokens grow across restarts;
 //     waiters poll.
 //   - compat/sqllock: a lease table in PostgreSQL or MySQL/MariaDB, over
 //     database/sql with the user's driver. Fair, fenced, one autocommit

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
@@ -219,27 +218,7 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 	case backendPostgres, backendMySQL:
 		return b.openSQL(pctx, name, rep)
 	case backendMemcached:
-		mc := memcache.New(b.memcached)
-		closeAll := func() { _ = mc.Close() }
-		if err := ping(pctx, mc.Ping); err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("cannot reach memcached at %s: %w", b.memcached, err)
-		}
-		opts := []memcachedlock.Option{memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL))}
-		if b.keyPrefix != "" {
-			opts = append(opts, memcachedlock.WithKeyPrefix(b.keyPrefix))
-		}
-		if b.noCheck {
-			opts = append(opts, memcachedlock.WithoutEvictionCheck())
-		} else {
-			opts = append(opts, memcachedlock.WithServerAddr(b.memcached))
-		}
-		l, err := memcachedlock.New(mc, name, opts...)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		return l, closeAll, nil
+		return b.memcachedLock(pctx, name, rep)
 	}
 	srv := b.redisServers
 	switch b.name {

@@ -23,12 +23,43 @@
 //
 // # Tokens
 //
-// The fencing token is the lock item's CAS value at acquisition. memcached
-// keeps one CAS counter per server process, shared by every key: it grows
-// across all keys and survives eviction, so a later holder's token is
-// always higher. A cold restart of memcached resets it: after one, tokens
-// start low again, and a fenced resource refuses the new holders' writes
-// (safe, but stuck until it forgets the old token). A warm restart keeps it.
+// A token is the start time of the memcached process that granted the
+// lock, in seconds since 1970 by the server's clock, times 10^9, plus the
+// lock item's CAS value at acquisition (renewals and Release
+// compare-and-swap with the item's own CAS). memcached keeps one CAS
+// counter per process, shared by every key: it grows across all keys and
+// survives eviction, so a later holder's token on one process is higher.
+// A cold restart counts CAS values from 1 again, but the new process
+// started later, and its tokens are higher than any of the process before
+// it; a warm restart (-e) keeps both the CAS counter and the start time.
+// The start time ("stats": time less uptime, fixed for the life of the
+// process) is the value of the lock's marker (below), written by the
+// Lock that writes the marker: each acquisition reads it with the lock
+// item, in the same request, at no cost. A marker without one (written by
+// a Lock without the address, or by an earlier version of this package,
+// whose tokens were the CAS value alone and so are lower) is given it by
+// the first Lock with the address that reads it. Tokens strictly increase
+// across the holders of one lock, a cold restart included, as long as:
+//
+//   - the server's clock, when memcached starts, is later than when the
+//     process before it started by most of the time that one ran (the
+//     quiet period below makes that at least 2 s before it grants a
+//     lock): a clock stepped back, across a cold restart, by about as
+//     long as memcached had run lets tokens go back, and a step while it
+//     runs changes nothing (it keeps its start time);
+//   - the CAS counter grows by fewer than 300 million a second on
+//     average (memcached stores a few million items a second at most);
+//   - the lock stays on one server: moved to another memcached, its
+//     tokens keep growing only if that one started (by its clock) after
+//     the first did;
+//   - the marker is the lock's own: an operator who writes it (rather
+//     than deleting it) may break the order.
+//
+// So tokens need the server's address (WithServerAddr, also with
+// WithoutEvictionCheck): a Lock without it gives leases no token
+// (Token reports none). A server that refuses "stats" fails its
+// acquisitions with an error that says so. Pass tokens to what you
+// protect (as session.FencedResource does in ZooKeeper).
 //
 // # When the holder is told
 //
@@ -58,14 +89,16 @@
 // A memcached that restarts, or is flushed (flush_all), has forgotten every
 // lock while their holders still trust their leases for up to a TTL. So
 // each lock has two more items: its marker, key+":alive", which never
-// expires and says that the server has not forgotten since it was written,
-// and its quiet item, key+":quiet". A client that finds the marker missing
-// (the first use of the key since the server started, or since it lost
-// its data) adds the quiet item, with an expiry of the TTL + 2 s, then the
-// marker; while the quiet item is there the lock is granted to no one: an
-// Acquire that added the lock item deletes it again (compare and delete)
-// and polls on, and TryAcquire fails with an error that is
-// recipes.ErrLocked and ErrQuiet. By the time the quiet item expires
+// expires, says that the server has not forgotten since it was written,
+// and holds the server's start time (see Tokens), and its quiet item,
+// key+":quiet". A client that finds the marker missing (the first use of
+// the key since the server started, or since it lost its data) adds the
+// quiet item, with an expiry of the TTL + 2 s, then the marker (and reads
+// the server's start time again: if the server restarted meanwhile, it
+// takes the marker back); while the quiet item is there the lock is
+// granted to no one: an Acquire that added the lock item deletes it again
+// (compare and delete) and polls on, and TryAcquire fails with an error
+// that is recipes.ErrLocked and ErrQuiet. By the time the quiet item expires
 // (after the TTL at the earliest, memcached's clock may cut it 2 s short)
 // every lease the server may have forgotten has ended by its holder's own
 // clock. A holder whose renewal finds its item gone while the server is
@@ -101,7 +134,12 @@
 // flushed. Use a bounded set of lock keys. The quiet item expires a TTL +
 // 2 s after a restart; lock items expire at their TTL when their holder
 // dies, and are deleted at once by Release (or by a clean-up in the
-// background, when Release's context ends or the network fails).
+// background, when Release's context ends or the network fails). An
+// Acquire whose context ends while its add is out waits for the answer
+// and deletes the item it added before it returns (2 s at most; then in
+// the background). Close waits for the clean-ups in the background
+// (ttl.CloseWait at most): a program that releases its leases and closes
+// its Locks before it exits leaves nothing but markers behind.
 //
 // # Secured servers
 //

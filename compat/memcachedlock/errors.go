@@ -20,6 +20,8 @@ var (
 	// ErrEvictions: the server runs with evictions on, so it may drop a
 	// held lock's item and grant the lock to another client.
 	ErrEvictions = errors.New("memcachedlock: memcached runs with evictions on")
+	// ErrClosed: the Lock was closed (Close); it takes the lock no more.
+	ErrClosed = errors.New("memcachedlock: the Lock is closed")
 )
 
 // permanent marks with ttl.Permanent the gomemcache errors that trying

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +29,7 @@ const (
 // setting is on or cannot be had, transient when the server could not be
 // reached.
 func (l *Lock) checkServer(ctx context.Context) error {
-	if l.addr == "" || l.checked.Load() {
+	if !l.check || l.checked.Load() {
 		return nil
 	}
 	if err := checkEvictions(ctx, l.dial, l.addr); err != nil {
@@ -96,59 +96,55 @@ func checkEvictions(ctx context.Context, dial dialFunc, addr string) error {
 // readEvictions sends "stats settings" and returns the value of its
 // evictions line ("on" or "off"), or what the server said instead.
 func readEvictions(conn net.Conn) (string, error) {
-	return readStat(conn, "stats settings", "evictions")
-}
-
-// serverUptime reads the uptime of the memcached at addr ("stats"), over a
-// connection of its own made by dial, bounded by checkTimeout.
-func serverUptime(dial dialFunc, addr string) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
-	defer cancel()
-	conn, err := dial(ctx, network(addr), addr)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	deadline, _ := ctx.Deadline()
-	_ = conn.SetDeadline(deadline)
-	v, err := readStat(conn, "stats", "uptime")
-	if err != nil {
-		return 0, err
-	}
-	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("stats: uptime %q", v)
-	}
-	return time.Duration(secs) * time.Second, nil
-}
-
-// readStat sends cmd and returns the value of its STAT line name, or what
-// the server said instead; a CLIENT_ERROR (memcached -Y: the connection
-// did not authenticate) is an error.
-func readStat(conn net.Conn, cmd, name string) (string, error) {
-	if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+	stats, err := readStats(conn, "stats settings", "evictions")
+	var refusal refused
+	switch {
+	case errors.As(err, &refusal):
+		return fmt.Sprintf("refused: %q", string(refusal)), nil
+	case err != nil:
 		return "", err
+	case stats["evictions"] == "":
+		return "no evictions line", nil
+	}
+	return stats["evictions"], nil
+}
+
+// refused is the line with which the server refused a stats command
+// (ERROR, SERVER_ERROR ...).
+type refused string
+
+func (r refused) Error() string { return "memcached refused: " + string(r) }
+
+// readStats sends cmd and returns the values of its STAT lines named in
+// names (a name with no line is left out), or the error the server
+// answered: a CLIENT_ERROR (memcached -Y: the connection did not
+// authenticate), or a refusal (refused).
+func readStats(conn net.Conn, cmd string, names ...string) (map[string]string, error) {
+	if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+		return nil, err
 	}
 	sc := bufio.NewScanner(conn)
-	setting := "no " + name + " line"
+	stats := make(map[string]string, len(names))
 	for range maxSettingsLines {
 		if !sc.Scan() {
 			if sc.Err() != nil {
-				return "", sc.Err()
+				return nil, sc.Err()
 			}
-			return "", io.ErrUnexpectedEOF
+			return nil, io.ErrUnexpectedEOF
 		}
 		line := strings.TrimSpace(sc.Text())
 		switch {
 		case line == "END":
-			return setting, nil
-		case strings.HasPrefix(line, "STAT "+name+" "):
-			setting = strings.TrimPrefix(line, "STAT "+name+" ")
+			return stats, nil
+		case strings.HasPrefix(line, "STAT "):
+			if name, value, ok := strings.Cut(strings.TrimPrefix(line, "STAT "), " "); ok && slices.Contains(names, name) {
+				stats[name] = value
+			}
 		case strings.HasPrefix(line, "CLIENT_ERROR"):
-			return "", errors.New(line)
+			return nil, errors.New(line)
 		case line == "ERROR" || strings.HasPrefix(line, "SERVER_ERROR"):
-			return fmt.Sprintf("refused: %q", line), nil
+			return nil, refused(line)
 		}
 	}
-	return "", fmt.Errorf("no END after %d lines", maxSettingsLines)
+	return nil, fmt.Errorf("no END after %d lines", maxSettingsLines)
 }

@@ -90,12 +90,7 @@ func TestForgottenLockKeepsItsHolder(t *testing.T) {
 			}
 			require.NoError(t, holder.Err(), "the holder's lease ended: its renewal should have put its item back while the server was quiet")
 			require.NoError(t, holder.Release(ctx))
-			var g grant
-			select {
-			case g = <-waiter:
-			case <-time.After(waitLimit):
-				t.Fatal("the waiter was never granted the lock")
-			}
+			g := await(t, waiter, "the waiter's grant")
 			require.NoError(t, g.err)
 			assert.True(t, g.firstDone, "the waiter was granted the lock while the holder's lease was live")
 			require.NoError(t, g.lease.Release(ctx))
@@ -124,12 +119,7 @@ func TestRestartGrantsNothingWhileTheHolderTrusts(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			start := time.Now()
 			tc.forget(t, m)
-			var g grant
-			select {
-			case g = <-waiter:
-			case <-time.After(waitLimit):
-				t.Fatal("the waiter was never granted the lock")
-			}
+			g := await(t, waiter, "the waiter's grant")
 			require.NoError(t, g.err)
 			defer func() { assert.NoError(t, g.lease.Release(ctx)) }()
 			if !g.firstDone {

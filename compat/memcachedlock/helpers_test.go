@@ -3,7 +3,9 @@ package memcachedlock_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +38,9 @@ func newStalled(t testing.TB, addr string) *stalled {
 }
 
 func (s *stalled) CompareAndSwap(it *memcache.Item) error {
-	<-s.gate
+	if !strings.HasSuffix(it.Key, ":alive") { // the marker's dating is no renewal
+		<-s.gate
+	}
 	return s.Client.CompareAndSwap(it)
 }
 
@@ -67,6 +71,30 @@ func acquireBehind(ctx context.Context, l recipes.Locker, first recipes.Lease) <
 		out <- g
 	}()
 	return out
+}
+
+// await waits, for waitLimit at most, for what ch gives (or its close),
+// and fails t, naming what, if nothing comes.
+func await[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitLimit):
+		t.Fatalf("waited %v for %s", waitLimit, what)
+		panic("unreachable")
+	}
+}
+
+// writeOthers writes n items of other keys, so that the server's CAS
+// counter moves on, as on a server that serves more than the lock.
+func writeOthers(t testing.TB, admin *memcache.Client, n int) {
+	t.Helper()
+	for i := range n {
+		if err := admin.Set(&memcache.Item{Key: fmt.Sprintf("other-%d", i), Value: []byte("x")}); err != nil {
+			t.Fatalf("write other keys: %v", err)
+		}
+	}
 }
 
 // tryUntil polls l.TryAcquire until it succeeds or limit passes.

@@ -1,6 +1,7 @@
 package memcachedlock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -9,61 +10,133 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
-// quiet reports whether the server may have forgotten a holder of the
-// lock, from a read of the marker and the quiet item (items, keyed by
-// key): the quiet item is there, or the marker is missing. When the
-// marker is missing it starts the quiet period: it adds the quiet item,
-// then the marker, in that order (a marker without a quiet item would let
-// others in, were this client to stop in between). An add that finds the
-// item there already is fine: the quiet period then began at least as
-// late as the server forgot.
-func (l *Lock) quiet(items map[string]*memcache.Item) (bool, error) {
+// state reads, from items (the marker and the quiet item, read with the
+// lock item), whether the server may have forgotten a holder of the lock
+// (quiet: the quiet item is there, or the marker is missing, and then it
+// starts the quiet period), and the server's start time, which the
+// marker gives (0 when it gives none; a Lock with the server's address
+// dates a marker that gives none).
+func (l *Lock) state(items map[string]*memcache.Item) (quiet bool, start int64, err error) {
+	marker := items[l.aliveKey]
 	switch {
+	case items[l.quietKey] != nil:
+		return true, 0, nil
+	case marker == nil:
+		return l.mark()
+	}
+	start = markerStart(marker.Value)
+	if start == 0 && l.addr != "" {
+		start, err = l.dateMarker(marker)
+	}
+	return false, start, err
+}
+
+// mark writes the missing marker: the server has forgotten everything
+// since it was written (a restart, a flush), or the key was never used
+// there. It starts the quiet period first, unless the server (its "stats"
+// uptime, WithServerAddr) has run for longer than a lock can outlive its
+// holder's lease: then it forgot nothing a holder still trusts (a
+// flush_all aside, as Redis's FLUSHALL), and the key's first use waits
+// for nothing. It reports whether the server is quiet.
+func (l *Lock) mark() (bool, int64, error) {
+	if l.addr == "" {
+		return true, 0, l.startQuiet([]byte(undated))
+	}
+	start, up, err := l.serverStart()
+	if err != nil {
+		return true, 0, err
+	}
+	old := up > l.ttl+coarseClock+time.Second
+	value := markerValue(start)
+	if old {
+		err = l.mc.Add(&memcache.Item{Key: l.aliveKey, Value: value}) // never expires
+		if errors.Is(err, memcache.ErrNotStored) {
+			// Another client's, written meanwhile.
+			start, err = l.readStart()
+			return false, start, err
+		}
+		if err != nil {
+			return true, 0, fmt.Errorf("write the marker: %w", permanent(err))
+		}
+	} else if err := l.startQuiet(value); err != nil {
+		return true, 0, err
+	}
+	// A cold restart between the read of the start time and the adds
+	// would have put on the new server a marker that gives the old
+	// server's start time (and, for an old server, no quiet item): read
+	// it again, and take such a marker back.
+	again, _, err := l.serverStart()
+	if err == nil && again != start {
+		err = fmt.Errorf("%w (the server restarted while the marker was written)", errUndated)
+	}
+	if err != nil {
+		// Tried a few times: after a restart, each connection the client
+		// kept to the old server fails once.
+		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+		defer cancel()
+		if derr := ttl.Retry(ctx, markerTries, func() error { return l.deleteMarker(value) }); derr != nil {
+			err = errors.Join(err, fmt.Errorf("take the marker back: %w", derr))
+		}
+		return true, 0, err
+	}
+	return !old, start, nil
+}
+
+// markerTries bounds the tries to take back a marker written to a server
+// that restarted meanwhile.
+const markerTries = 4
+
+// startQuiet starts the quiet period: it adds the quiet item, then the
+// marker (with value), in that order (a marker without a quiet item would
+// let others in, were this client to stop in between). An add that finds
+// the item there already is fine: the quiet period then began at least as
+// late as the server forgot.
+func (l *Lock) startQuiet(value []byte) error {
+	quiet := &memcache.Item{Key: l.quietKey, Value: []byte("1"), Expiration: l.seconds() + int32(coarseClock/time.Second)}
+	if err := l.mc.Add(quiet); err != nil && !errors.Is(err, memcache.ErrNotStored) {
+		return fmt.Errorf("start the quiet period: %w", permanent(err))
+	}
+	alive := &memcache.Item{Key: l.aliveKey, Value: value} // never expires
+	if err := l.mc.Add(alive); err != nil && !errors.Is(err, memcache.ErrNotStored) {
+		return fmt.Errorf("write the marker: %w", permanent(err))
+	}
+	return nil
+}
+
+// deleteMarker deletes the marker if its value is value (compare and
+// delete): the next use of the lock writes it again.
+func (l *Lock) deleteMarker(value []byte) error {
+	it, err := l.mc.Get(l.aliveKey)
+	switch {
+	case missing(err):
+		return nil
+	case err != nil:
+		return permanent(err)
+	case string(it.Value) != string(value):
+		return nil
+	}
+	err = l.mc.CompareAndSwap(&memcache.Item{Key: l.aliveKey, Expiration: -1, CasID: it.CasID})
+	if missing(err) || errors.Is(err, memcache.ErrCASConflict) {
+		return nil // gone, or written again since
+	}
+	return permanent(err)
+}
+
+// readQuiet reads the marker and the quiet item and says whether the
+// server is quiet (see state; a marker that gives no start time is left
+// so).
+func (l *Lock) readQuiet() (bool, error) {
+	items, err := l.mc.GetMulti([]string{l.aliveKey, l.quietKey})
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("read the marker: %w", permanent(err))
 	case items[l.quietKey] != nil:
 		return true, nil
 	case items[l.aliveKey] != nil:
 		return false, nil
 	}
-	alive := &memcache.Item{Key: l.aliveKey, Value: []byte("1")} // never expires
-	if l.oldServer() {
-		// It has run for longer than a lock can outlive its holder's
-		// lease: it forgot nothing a holder still trusts (a flush_all
-		// aside, as Redis's FLUSHALL). The key's first use there waits
-		// for nothing.
-		if err := l.mc.Add(alive); err != nil && !errors.Is(err, memcache.ErrNotStored) {
-			return true, fmt.Errorf("write the marker: %w", permanent(err))
-		}
-		return false, nil
-	}
-	quiet := &memcache.Item{Key: l.quietKey, Value: []byte("1"), Expiration: l.seconds() + int32(coarseClock/time.Second)}
-	if err := l.mc.Add(quiet); err != nil && !errors.Is(err, memcache.ErrNotStored) {
-		return true, fmt.Errorf("start the quiet period: %w", permanent(err))
-	}
-	if err := l.mc.Add(alive); err != nil && !errors.Is(err, memcache.ErrNotStored) {
-		return true, fmt.Errorf("write the marker: %w", permanent(err))
-	}
-	return true, nil
-}
-
-// oldServer reports whether the server (WithServerAddr) has run for longer
-// than the TTL plus memcached's coarse clock: false when its uptime cannot
-// be read, or without an address.
-func (l *Lock) oldServer() bool {
-	if l.addr == "" {
-		return false
-	}
-	up, err := serverUptime(l.dial, l.addr)
-	return err == nil && up > l.ttl+coarseClock+time.Second
-}
-
-// readQuiet reads the marker and the quiet item and says whether the
-// server is quiet (see quiet).
-func (l *Lock) readQuiet() (bool, error) {
-	items, err := l.mc.GetMulti([]string{l.aliveKey, l.quietKey})
-	if err != nil {
-		return false, fmt.Errorf("read the marker: %w", permanent(err))
-	}
-	return l.quiet(items)
+	quiet, _, err := l.mark()
+	return quiet, err
 }
 
 // deleteOurs deletes the lock item if its value is id, by compare and
@@ -91,20 +164,4 @@ func (l *Lock) deleteOurs(id []byte, cas uint64) error {
 		cas = 0
 	}
 	return notOurs(err)
-}
-
-// abandon deletes the lock item if its value is id (see deleteOurs),
-// trying again after transient errors for abandonTimeout at most, less
-// than the TTL: it is the clean-up of an attempt whose answer was lost or
-// came too late, and the item expires at its TTL anyway.
-func (l *Lock) abandon(id []byte) {
-	deadline := time.Now().Add(min(abandonTimeout, l.ttl))
-	for pause := firstPoll; ; pause = min(2*pause, MaxPoll) {
-		err := l.deleteOurs(id, 0)
-		if err == nil || errors.Is(err, ttl.ErrNotOurs) || errors.Is(err, ttl.ErrPermanent) ||
-			!time.Now().Add(pause).Before(deadline) {
-			return
-		}
-		time.Sleep(pause)
-	}
 }

@@ -2,7 +2,6 @@ package memcachedlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
-	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -51,9 +49,6 @@ const (
 	MaxPoll = 100 * time.Millisecond
 	// firstPoll is the first wait, doubled at each try up to MaxPoll.
 	firstPoll = 2 * time.Millisecond
-	// abandonTimeout bounds the clean-up after an abandoned call; the item
-	// expires at its TTL if that fails.
-	abandonTimeout = 5 * time.Second
 	// coarseClock is how much earlier than its TTL memcached may expire an
 	// item: its clock counts whole seconds and jumps by 2 when its tick
 	// crosses a second boundary.
@@ -69,10 +64,12 @@ type Lock struct {
 	quietKey string // there while the server may have forgotten a holder
 	ttl      time.Duration
 	terms    ttl.Terms // of its leases
-	addr     string    // the server whose eviction setting is checked; "" for none
-	dial     dialFunc  // how the check connects to addr: as mc does
+	addr     string    // the server's address (WithServerAddr): its settings and clock; "" for none
+	check    bool      // whether to check its eviction setting
+	dial     dialFunc  // how the checks connect to addr: as mc does
 	checked  atomic.Bool
-	bg       *ttl.Pending // clean-ups in the background
+	bg       *ttl.Pending // the calls and clean-ups in the background
+	closed   atomic.Bool  // by Close: no more acquisitions
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -102,14 +99,19 @@ func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 // that runs with evictions on with an error that is ErrEvictions, names
 // the setting and the fix, and ends Acquire at once. A successful check is
 // kept for the Lock's life. New needs this option or WithoutEvictionCheck.
-// When mc is a *memcache.Client with a DialContext (TLS, authentication),
-// the check connects with it, as mc's own connections do; otherwise over
-// plain TCP (or the unix socket).
+// The Lock also reads the server's start time and uptime ("stats") when it
+// writes a lock's marker (once per key and server process): the start
+// time goes into the fencing tokens, which a Lock without the address
+// does not give (see Tokens in the package doc). When mc is a
+// *memcache.Client with a DialContext (TLS, authentication), these
+// connections are made with it, as mc's own are; otherwise over plain TCP
+// (or the unix socket).
 func WithServerAddr(addr string) Option { return func(o *options) { o.addr = &addr } }
 
 // WithoutEvictionCheck skips the check of the server's eviction setting
-// (also when WithServerAddr is given). Use it where the server runs with
-// -M and refuses "stats settings", or to accept the risk: with evictions
+// (also when WithServerAddr is given: then the address still serves the
+// tokens). Use it where the server runs with -M and refuses "stats
+// settings", or to accept the risk: with evictions
 // on, memcached may evict a held lock's item under memory pressure, and
 // another client can then be granted the lock while its holder trusts its
 // lease, until its next renewal (a third of its trusted time later) finds
@@ -169,14 +171,12 @@ func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
 		}
 		addr = *o.addr
 	}
-	if o.noCheck {
-		addr = ""
-	} else if addr == "" {
+	if !o.noCheck && addr == "" {
 		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
 	l := &Lock{mc: mc, key: item, aliveKey: item + aliveSuffix, quietKey: item + quietSuffix, ttl: o.ttl,
-		addr: addr, dial: dialerOf(mc), trace: o.trace, bg: new(ttl.Pending)}
+		addr: addr, check: !o.noCheck, dial: dialerOf(mc), trace: o.trace, bg: new(ttl.Pending)}
 	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
 	return l, nil
 }
@@ -223,10 +223,12 @@ func (l *Lock) Key() string { return l.key }
 func (l *Lock) String() string { return "memcachedlock " + l.key }
 
 // Acquire waits until the lock is held (polling, see the package doc), ctx
-// ends (an error that is recipes.ErrNotAcquired and ctx's; nothing is left
-// in memcached, or a clean-up goes on in the background) or an error that
+// ends (an error that is recipes.ErrNotAcquired and ctx's; an item its
+// attempt in flight added is deleted before it returns, within 2 s, and
+// after that in the background, which Close waits for) or an error that
 // trying again cannot mend (an error that is recipes.ErrNotAcquired and
-// says why: the server's eviction setting, no server configured).
+// says why: the server's eviction setting, no server configured, a closed
+// Lock).
 // Transient errors (memcached unreachable) are retried until ctx ends.
 // With a context from a live lease of this Lock it re-enters at once.
 //
@@ -251,107 +253,23 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
 }
 
-// take is acquire after its checks: it adds the item, polling while it
-// is held, until it holds the lock or gives up.
-func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
-	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
-		err := l.checkServer(ctx)
-		if err == nil {
-			id := []byte(uuid.NewString()) // one per attempt: a clean-up never deletes a later attempt's item
-			sent := time.Now()
-			var cas uint64
-			if cas, err = l.add(ctx, id); err == nil {
-				le, err := ttl.Hold(ctx, l, int64(cas), true, sent, l.terms, &server{l: l, id: id, cas: cas}, l.bg)
-				if err != nil {
-					return nil, err
-				}
-				return le, nil
-			}
-		}
-		if errors.Is(err, memcache.ErrNotStored) || errors.Is(err, ErrQuiet) {
-			// Held (the item exists), or the server may have forgotten a
-			// holder: the call polls, or TryAcquire is refused.
-			a.Queued()
-		}
-		switch {
-		case ctx.Err() != nil:
-			return nil, recipes.NotAcquired(ctx)
-		case errors.Is(err, ttl.ErrPermanent):
-			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
-		case wait:
-		case errors.Is(err, ErrQuiet):
-			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrLocked, l, err)
-		case errors.Is(err, memcache.ErrNotStored):
-			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
-		default:
-			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
-		}
-		if !ttl.Sleep(ctx, ttl.Jitter(poll)) {
-			return nil, recipes.NotAcquired(ctx)
-		}
+// Close waits for the Lock's work in the background to end (the clean-up
+// of an attempt whose Acquire gave up before it was answered, a release
+// that failed and is retried, a call whose context ended), for
+// ttl.CloseWait at most: then it stops that work, and memcached lets what
+// it left go at its TTL; the error says how many it stopped. Acquire and
+// TryAcquire then fail at once with an error that is
+// recipes.ErrNotAcquired and ErrClosed (a live lease's context still
+// re-enters it). Leases held go on, renewed, until released: release them
+// first, so that Close waits for a release that failed.
+func (l *Lock) Close() error {
+	l.closed.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
+	defer cancel()
+	if err := l.bg.Wait(ctx); err != nil {
+		return fmt.Errorf("%s: %w", l, err)
 	}
-}
-
-// add runs one attempt (try) and returns the lock item's CAS: the token.
-// memcache.ErrNotStored: someone holds it; ErrQuiet: the server may have
-// forgotten a holder. A call abandoned because ctx ended, or one that
-// failed after its add may have landed, is settled in the background: an
-// item it added is deleted.
-func (l *Lock) add(ctx context.Context, id []byte) (uint64, error) {
-	type result struct {
-		cas uint64
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		cas, err := l.try(id)
-		res <- result{cas, err}
-	}()
-	select {
-	case r := <-res:
-		if r.err != nil && !errors.Is(r.err, memcache.ErrNotStored) && !errors.Is(r.err, ErrQuiet) && !unsent(r.err) {
-			go l.abandon(id) // the add may have landed
-		}
-		return r.cas, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-res; !errors.Is(r.err, memcache.ErrNotStored) && !errors.Is(r.err, ErrQuiet) && !unsent(r.err) {
-				l.abandon(id)
-			}
-		}()
-		return 0, ctx.Err()
-	}
-}
-
-// try adds the lock item with value id and, when that worked, reads it
-// back for its CAS with the marker and the quiet item, in one round trip.
-// While the server is quiet it deletes the item again and returns
-// ErrQuiet.
-func (l *Lock) try(id []byte) (uint64, error) {
-	err := l.mc.Add(&memcache.Item{Key: l.key, Value: id, Expiration: l.seconds()})
-	if err != nil {
-		return 0, permanent(err)
-	}
-	items, err := l.mc.GetMulti([]string{l.key, l.aliveKey, l.quietKey})
-	if err != nil {
-		return 0, fmt.Errorf("read back after add: %w", permanent(err))
-	}
-	it := items[l.key]
-	if it == nil || string(it.Value) != string(id) {
-		// Expired and taken already, or forgotten at once (a restart).
-		return 0, fmt.Errorf("read back after add: %w", memcache.ErrNotStored)
-	}
-	quiet, err := l.quiet(items)
-	switch {
-	case err != nil:
-		return 0, err
-	case quiet:
-		if err := l.deleteOurs(id, it.CasID); err != nil && !errors.Is(err, ttl.ErrNotOurs) {
-			go l.abandon(id)
-		}
-		return 0, ErrQuiet
-	}
-	return it.CasID, nil
+	return nil
 }
 
 // seconds is the lock item's expiry: the TTL in seconds.

@@ -32,7 +32,7 @@ var errPutBack = errors.New("the lock item is briefly held by a waiter of the qu
 // timeout) until the lease's deadline. Calls run one at a time, also when
 // an abandoned one is still out.
 func (s *server) Renew(ctx context.Context) error {
-	return call(ctx, func() error {
+	return s.l.call(ctx, func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.renew(ctx)
@@ -105,7 +105,7 @@ func (s *server) putBack(ctx context.Context) error {
 // expiry of -1: only while it is still ours. An item gone while the server
 // is quiet was forgotten, not taken: that is no loss.
 func (s *server) Free(ctx context.Context) error {
-	return call(ctx, func() error {
+	return s.l.call(ctx, func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		err := s.l.deleteOurs(s.id, s.cas)
@@ -116,17 +116,4 @@ func (s *server) Free(ctx context.Context) error {
 		}
 		return err
 	})
-}
-
-// call runs op, which takes no context, and returns ctx's error when ctx
-// ends first (op goes on, and its result is dropped).
-func call(ctx context.Context, op func() error) error {
-	res := make(chan error, 1)
-	go func() { res <- op() }()
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -43,8 +43,8 @@ func traceBackend(m *harness.Memcached, p *harness.Proxy) tracetest.Backend {
 		// expire an item up to 2 s early), and the margin is counted to
 		// the TTL after that send: it is 2 s + DriftMargin(TTL) less how
 		// late the clock woke the watchdog, which half the drift margin
-		// bounds with room to spare (the faults tests allow 10 ms).
-		LapseMargin: 2 * time.Second, // the clock's two seconds; it aims at recipes.DriftMargin(faultTTL) more
+		// bounds once the scenario has discounted the process's stalls.
+		LapseMargin: 2*time.Second + recipes.DriftMargin(faultTTL)/2,
 	}
 }
 

@@ -94,7 +94,12 @@ func traceBackend(servers []*harness.Redis) tracetest.Backend {
 		// the TTL after that send: the margin is DriftMargin(TTL) less how
 		// late the clock woke the watchdog, which half the drift margin
 		// bounds with room to spare (the faults tests allow 10 ms).
-		LapseMargin: 0, // told first; it aims at recipes.DriftMargin(lapseTTL)
+		// The lease ends at its deadline, TTL − DriftMargin(TTL) after the
+		// send of the last confirmed extension, and the servers' expiry is
+		// the TTL after that send: the margin is DriftMargin(TTL) less how
+		// late the clock woke the watchdog, which half the drift margin
+		// bounds once the scenario has discounted the process's stalls.
+		LapseMargin: recipes.DriftMargin(lapseTTL) / 2,
 	}
 }
 

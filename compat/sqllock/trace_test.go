@@ -52,7 +52,12 @@ func traceBackend(s server, addr string) tracetest.Backend {
 		// the TTL after that send: the margin is DriftMargin(TTL) less how
 		// late the clock woke the watchdog, which half the drift margin
 		// bounds with room to spare (wantMargin allows 10 ms).
-		LapseMargin: 0, // told first; it aims at recipes.DriftMargin(faultTTL)
+		// The lease ends at its deadline, TTL − DriftMargin(TTL) after the
+		// send of the last confirmed request, and the server's expiry is
+		// the TTL after that send: the margin is DriftMargin(TTL) less how
+		// late the clock woke the watchdog, which half the drift margin
+		// bounds once the scenario has discounted the process's stalls.
+		LapseMargin: recipes.DriftMargin(faultTTL) / 2,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -158,6 +159,15 @@ func (s *localServer) stop(t testing.TB) {
 	t.Helper()
 	s.local(t, "stop")
 	if err := s.proc.stop(stopGrace); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stopWith stops the process as stop does, with sig instead of SIGTERM.
+func (s *localServer) stopWith(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	s.local(t, "stop")
+	if err := s.proc.stopWith(sig, stopGrace); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,9 +2,12 @@ package harness
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Memcached is a memcached server for a test: a local memcached process on a
@@ -41,6 +44,34 @@ func StartMemcachedEvicting(t testing.TB, mb int) *Memcached {
 	const noEnv = "" // os.Getenv("") is empty: always a local process
 	servers := startServers(t, 1, "memcached", noEnv, "memcached", memcachedHint, memcachedArgv(mb), memcachedVersion)
 	return wrapServers(servers, func(s Server) *Memcached { return &Memcached{s} })[0]
+}
+
+// StartMemcachedRestartable gives t a local memcached, as StartMemcached's
+// (64 MB, evictions off, a free 127.0.0.1 port), that keeps its items,
+// its CAS counter and its clock in a memory file of its temp dir (-e)
+// when StopWarm stops it, and takes them back at Start: a warm restart.
+// Stop and Kill lose them (a cold restart). t.Cleanup stops it.
+// MEMCACHED_ADDRS is not used: the test needs to restart the server.
+func StartMemcachedRestartable(t testing.TB) *Memcached {
+	t.Helper()
+	const noEnv = "" // os.Getenv("") is empty: always a local process
+	argv := func(bin string, port int, dir string) []string {
+		return memcachedArgv(megabytes, "-M", "-e", filepath.Join(dir, "memory"))(bin, port, dir)
+	}
+	servers := startServers(t, 1, "memcached", noEnv, "memcached", memcachedHint, argv, memcachedVersion)
+	return wrapServers(servers, func(s Server) *Memcached { return &Memcached{s} })[0]
+}
+
+// StopWarm stops the server with SIGUSR1, on which memcached shuts down
+// gracefully: one started by StartMemcachedRestartable saves its memory
+// file first, and Start restores it; others lose their items, as with
+// Stop. It returns in the next second of the wall clock: memcached
+// refuses to restore a memory file saved within the current second
+// (restart incompatible due to setting for [stop_time]).
+func (m *Memcached) StopWarm(t testing.TB) {
+	t.Helper()
+	m.s.stopWith(t, syscall.SIGUSR1)
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 }
 
 // megabytes is the item memory of StartMemcachedN's servers.

@@ -155,11 +155,14 @@ func waitStopped(pid int, limit time.Duration) {
 
 // stop sends SIGTERM (and SIGCONT, in case it is paused), waits up to grace
 // for the exit, then SIGKILLs the group. Stopping a stopped process is a no-op.
-func (p *process) stop(grace time.Duration) error {
+func (p *process) stop(grace time.Duration) error { return p.stopWith(syscall.SIGTERM, grace) }
+
+// stopWith is stop with sig instead of SIGTERM.
+func (p *process) stopWith(sig syscall.Signal, grace time.Duration) error {
 	if !p.running() {
 		return nil
 	}
-	_ = p.signal(syscall.SIGTERM)
+	_ = p.signal(sig)
 	_ = p.signal(syscall.SIGCONT)
 	select {
 	case <-p.exited():
