@@ -1,14 +1,12 @@
 package memcachedlock_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/holdertest"
 )
 
 // Locks of one key with different TTLs never give two holders: a
@@ -22,40 +20,11 @@ func TestMixedTTLs(t *testing.T) {
 	m := harness.StartMemcached(t)
 	markFresh(t, client(t, m.Addr()), "mixed")
 	awaitBackground(t)
-	ctx := ctxT(t)
 	lock := func(ttl time.Duration) *memcachedlock.Lock {
 		return newLock(t, client(t, m.Addr()), "mixed", withServer(m, ttl)...)
 	}
 
-	releaser, err := lock(short).Acquire(ctx)
-	require.NoError(t, err)
-	waiter := acquireBehind(ctx, lock(long), releaser)
-	time.Sleep(200 * time.Millisecond) // the waiter polls
-	require.NoError(t, releaser.Release(ctx))
-	g := await(t, waiter, "the long-TTL waiter's grant")
-	require.NoError(t, g.err)
-	require.True(t, g.firstDone, "the long-TTL waiter was granted the lock while the releaser held it")
-	held := g.lease
-
-	contender := acquireBehind(ctx, lock(short), held)
-	hold := 2*short + time.Second // longer than an item of the short TTL could live, renewed or not
-	select {
-	case g := <-contender:
-		require.NoError(t, g.err)
-		t.Fatalf("the short-TTL contender was granted the lock while the long-TTL holder held it (its lease ended first: %v; its cause: %v)",
-			g.firstDone, context.Cause(held.Context()))
-	case <-time.After(hold):
-	}
-	require.NoError(t, held.Err(), "the long-TTL holder lost its lease while it renewed it")
-	require.NoError(t, held.Release(ctx))
-	g = await(t, contender, "the short-TTL contender's grant")
-	require.NoError(t, g.err)
-	assert.True(t, g.firstDone)
-
-	first, _ := releaser.Token()
-	second, _ := held.Token()
-	third, _ := g.lease.Token()
-	assert.Less(t, first, second)
-	assert.Less(t, second, third)
-	require.NoError(t, g.lease.Release(ctx))
+	// The long-TTL holder holds for longer than an item of the short TTL
+	// could live, renewed or not.
+	holdertest.MixedTTLs(t, lock(short), lock(long), lock(short), 2*short+time.Second)
 }
