@@ -41,6 +41,8 @@ type Client struct {
 	keepaliveOut bool          // the watchdog's keepalive is waiting for its reply
 	proofOut     bool          // the watchdog's round of proof is waiting for its replies
 	lastRound    time.Duration // when the watchdog's last round of proof was answered (mono)
+	roundConn    *trackedConn  // the connection of its last round
+	roundsOnConn int           // the rounds begun on roundConn
 	kick         chan struct{} // wakes the watchdog
 }
 

@@ -16,6 +16,10 @@ const (
 
 	requestHeaderLen = 4 + 4     // xid, opcode
 	replyHeaderLen   = 4 + 8 + 4 // xid, zxid, err
+	// replyHeadLen covers a reply's header and, for a multi, the header of
+	// its first result (type, done, err): a multi that failed answers
+	// err 0 in the reply's header, and an error type (-1) in every result.
+	replyHeadLen = replyHeaderLen + 4 + 1 + 4
 	// connectReplyHeadLen covers the connect response's protocol version,
 	// timeout and session id.
 	connectReplyHeadLen = 4 + 4 + 8
@@ -175,6 +179,15 @@ func createPath(head []byte) (xid int32, path []byte, ok bool) {
 		}
 	}
 	return 0, nil, false
+}
+
+// multiFailed reports whether the head of a multi's reply says it failed
+// (its first result is an error); false when the head is too short to say.
+func multiFailed(head []byte) bool {
+	r := reader{b: head}
+	r.skip(replyHeaderLen)
+	typ := r.int32()
+	return !r.bad && typ == -1
 }
 
 // replyHeader parses the header of a reply frame.

@@ -173,10 +173,11 @@ func (c *Client) watch() {
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
+		tc := c.live.conn.Load() // the one judged: a successor dialed meanwhile is not dropped
 		wait, drop := c.checkLivenessLocked(mono())
 		changed := c.changed
 		c.mu.Unlock()
-		if tc := c.live.conn.Load(); drop && tc != nil {
+		if drop && tc != nil {
 			_ = tc.Conn.Close() // go-zookeeper reconnects
 		}
 		timer.Reset(wait)
@@ -223,10 +224,12 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 		} else {
 			c.keepaliveLocked()
 		}
-		if due := proofDue(proven, c.lastRound, c.live.period()); now < due {
+		if tc := c.live.conn.Load(); tc != c.roundConn {
+			c.proveLocked(tc) // the connection's first: it gives the next one an R
+		} else if due := proofDue(proven, c.lastRound, c.live.period(), t, c.roundsOnConn < 2); now < due {
 			wait = min(wait, due-now)
 		} else {
-			c.proveLocked()
+			c.proveLocked(tc)
 		}
 	}
 	if c.m.live && c.cfg.policy == OnlyLostIsLost {
@@ -241,14 +244,20 @@ func (c *Client) checkLivenessLocked(now time.Duration) (wait time.Duration, dro
 }
 
 // proofDue is when the next round of proof is due, with the session
-// proven as of proven and the last round answered at lastRound, for a
-// leader ping period bound of period: a period after the last round (its
-// sync then leans on that round's write: the rounds chain, and a proof is
-// never more than about two periods old), and not before proven is a
-// period and a half old (the client's own writes may keep it younger, and
-// spare the rounds).
-func proofDue(proven, lastRound, period time.Duration) time.Duration {
-	return max(proven+period*3/2, lastRound+period)
+// proven as of proven and the last round of the connection answered at
+// lastRound, for a leader ping period bound of period and a session
+// timeout t: an interval after the last round (at least a period, lean,
+// and a quarter of t), whose sync then leans on that round's write, so
+// that the rounds chain and a proof is never more than about two
+// intervals old; and, once the chain has begun (not chaining), not before
+// proven is an interval and a half old: the client's own writes may keep
+// it younger, and spare the rounds.
+func proofDue(proven, lastRound, period, t time.Duration, chaining bool) time.Duration {
+	interval := max(lean(period), t/4)
+	if chaining {
+		return lastRound + interval
+	}
+	return max(proven+interval*3/2, lastRound+interval)
 }
 
 // keepaliveLocked sends one cheap request (an exists of "/") on the current
@@ -261,26 +270,34 @@ func (c *Client) keepaliveLocked() {
 // unless one is already out: a sync, then, if it succeeded, a write that
 // changes nothing, a multi of one check of "/" at any version (the root
 // always exists, and a check needs only read access).
-func (c *Client) proveLocked() {
-	c.requestLocked(&c.proofOut, func(conn *zk.Conn) {
-		if _, err := conn.Sync("/"); err != nil {
-			return
+//
+// A round that fails (the root unreadable: the check fails, committed all
+// the same; a sync refused by a throttled server) counts as a round: the
+// next waits its period, so failures never loop.
+func (c *Client) proveLocked(tc *trackedConn) {
+	if !c.requestLocked(&c.proofOut, func(conn *zk.Conn) {
+		if _, err := conn.Sync("/"); err == nil {
+			_, _ = conn.Multi(&zk.CheckVersionRequest{Path: "/", Version: -1})
 		}
-		if _, err := conn.Multi(&zk.CheckVersionRequest{Path: "/", Version: -1}); err == nil {
-			c.mu.Lock()
-			c.lastRound = mono()
-			c.mu.Unlock()
-		}
-	})
+		c.mu.Lock()
+		c.lastRound = mono()
+		c.mu.Unlock()
+	}) {
+		return
+	}
+	if tc != c.roundConn {
+		c.roundConn, c.roundsOnConn = tc, 0
+	}
+	c.roundsOnConn++
 }
 
 // requestLocked runs send on the current connection in the background
 // unless *out says a previous one is still waiting for its reply, then
-// has the watchdog look again.
-func (c *Client) requestLocked(out *bool, send func(*zk.Conn)) {
+// has the watchdog look again; false when it did not start.
+func (c *Client) requestLocked(out *bool, send func(*zk.Conn)) bool {
 	conn := c.conn
 	if conn == nil || *out {
-		return
+		return false
 	}
 	*out = true
 	c.wg.Add(1)
@@ -295,6 +312,7 @@ func (c *Client) requestLocked(out *bool, send func(*zk.Conn)) {
 		default:
 		}
 	}()
+	return true
 }
 
 // reportConnect tells the trace of an attempt to connect to server begun

@@ -67,6 +67,8 @@ import "time"
 
 // Opcodes of the requests that the leader sees (ZooKeeper's OpCode).
 const (
+	opCodeAuth            = 100 // answered at once, without a touch
+	opCodeSASL            = 102 // likewise
 	opCodeDelete          = 2
 	opCodeSetData         = 5
 	opCodeSetACL          = 7
@@ -82,8 +84,11 @@ const (
 type requestKind uint8
 
 const (
+	// kindUntouched: the member answers it without touching the session
+	// (auth, SASL): no R.
+	kindUntouched requestKind = iota
 	// kindLocal: the member answers by itself (reads, pings).
-	kindLocal requestKind = iota
+	kindLocal
 	// kindForwarded: answered once the leader's answer came back (sync).
 	kindForwarded
 	// kindQuorum: forwarded, and committed through a quorum (writes).
@@ -93,6 +98,8 @@ const (
 // kindOf is the kind of a request with opcode op.
 func kindOf(op int32) requestKind {
 	switch op {
+	case opCodeAuth, opCodeSASL:
+		return kindUntouched
 	case opCodeSync:
 		return kindForwarded
 	case opCodeCreate, opCodeDelete, opCodeSetData, opCodeSetACL, opCodeCheck, opCodeMulti,
@@ -116,6 +123,12 @@ type proof struct {
 // answeredAt is one answered request: its send and reply times.
 type answeredAt struct{ sent, replied time.Duration }
 
+// lean is how long after R's reply a forwarded request must be sent to
+// lean on R: the ping period bound, and a sixteenth more for a leader
+// whose ping thread runs a little late (it waits tickTime/2, then takes a
+// lock and checks its quorum before it pings).
+func lean(period time.Duration) time.Duration { return period + period/16 }
+
 // slots is how finely the answered requests are kept within a period
 // (see note): a forwarded request may lean on an R up to a slot older than
 // the best, never a newer one.
@@ -134,11 +147,11 @@ type proofTags struct {
 // leader's ping period bound P.
 func (p *proof) send(kind requestKind, now, period time.Duration) proofTags {
 	tags := proofTags{kind: kind}
-	if kind == kindLocal {
+	if kind <= kindLocal {
 		return tags
 	}
 	for i := len(p.answered) - 1; i >= 0; i-- {
-		if a := p.answered[i]; a.replied <= now-period {
+		if a := p.answered[i]; a.replied <= now-lean(period) {
 			tags.cand, tags.candOK = a.sent, true
 			break
 		}
@@ -151,14 +164,15 @@ func (p *proof) send(kind requestKind, now, period time.Duration) proofTags {
 
 // reply is called as the reply to a request that carried tags and was sent
 // at sent comes in at now; ok when it reports no error (an error may come
-// from the member alone). It returns the send time this reply proves the
-// leader heard, if any.
+// from the member alone, and a multi that failed may have met an expired
+// session). It returns the send time this reply proves the leader heard,
+// if any.
 func (p *proof) reply(tags proofTags, sent, now, period time.Duration, ok bool) (proven time.Duration, provenOK bool) {
-	if !ok {
+	if !ok || tags.kind == kindUntouched {
 		return 0, false
 	}
 	p.note(sent, now, period)
-	if tags.candOK && tags.kind != kindLocal && (!p.armedOK || tags.cand > p.armed) {
+	if tags.candOK && tags.kind > kindLocal && (!p.armedOK || tags.cand > p.armed) {
 		p.armed, p.armedOK = tags.cand, true
 	}
 	if tags.armOK && tags.kind == kindQuorum {
@@ -170,9 +184,9 @@ func (p *proof) reply(tags proofTags, sent, now, period time.Duration, ok bool) 
 // note keeps an answered request as a candidate R. Of those answered in
 // one slot of period/slots it keeps the first and the latest: a send whose
 // threshold falls inside the slot then leans on an R at most a slot older
-// than the best. Of those answered a period or more before now only the
-// latest is kept: every later send looks for one answered before a time
-// past them all, and prefers the latest.
+// than the best. Of those answered lean(period) or more before now only
+// the latest is kept: every later send looks for one answered before a
+// time past them all, and prefers the latest.
 func (p *proof) note(sent, now, period time.Duration) {
 	slot := max(period/slots, time.Millisecond)
 	n := len(p.answered)
@@ -181,9 +195,9 @@ func (p *proof) note(sent, now, period time.Duration) {
 	} else {
 		p.answered = append(p.answered, answeredAt{sent, now})
 	}
-	old := 0 // the latest answered a period ago
+	old := 0 // the latest answered a period (lean) ago
 	for i, a := range p.answered {
-		if a.replied <= now-period {
+		if a.replied <= now-lean(period) {
 			old = i
 		}
 	}

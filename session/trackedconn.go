@@ -36,14 +36,16 @@ type trackedConn struct {
 	gated    bool       // the hold is over (read side)
 	returned int64      // bytes returned to go-zookeeper (read side)
 
-	mu        sync.Mutex
-	connectAt time.Duration // send time of the connect request
-	pending   []sentRequest // requests not answered yet, oldest first
-	proof     proof         // the way to a proof that the leader heard the session (proof.go)
+	mu         sync.Mutex
+	connectAt  time.Duration // send time of the connect request
+	pending    []sentRequest // requests not answered yet, oldest first
+	proof      proof         // the way to a proof that the leader heard the session (proof.go)
+	overflowed bool          // a request was forgotten: a ping's reply (pings share an xid) may be matched to a later ping
 }
 
 type sentRequest struct {
 	xid  int32
+	op   int32
 	at   time.Duration
 	tags proofTags
 }
@@ -122,12 +124,13 @@ func (l *liveness) dial(network, address, host string, timeout time.Duration, re
 	return t, nil
 }
 
-// wantReply: the head of the connect response, or a reply's header.
+// wantReply: the head of the connect response, or a reply's header and
+// (a multi's) first result header.
 func wantReply(first bool) int {
 	if first {
 		return connectReplyHeadLen
 	}
-	return replyHeaderLen
+	return replyHeadLen
 }
 
 // wantRequest: a request's xid, and when a create waits for its zxid, as
@@ -152,8 +155,9 @@ func (t *trackedConn) sent(head []byte, first bool) {
 		}
 		if len(t.pending) == maxPending {
 			t.pending = slices.Delete(t.pending, 0, 1)
+			t.overflowed = true
 		}
-		t.pending = append(t.pending, sentRequest{xid, now, t.proof.send(kindOf(op), now, t.l.period())})
+		t.pending = append(t.pending, sentRequest{xid, op, now, t.proof.send(kindOf(op), now, t.l.period())})
 	}
 	t.mu.Unlock()
 	if !first && t.l.tap.waiting.Load() > 0 {
@@ -192,9 +196,10 @@ func (t *trackedConn) received(head []byte, first bool) {
 		t.l.noteHeard(t, t.session, r.at)
 		now := mono()
 		t.mu.Lock()
-		proven, ok := t.proof.reply(r.tags, r.at, now, t.l.period(), errCode == 0)
+		clean := errCode == 0 && !(r.op == opCodeMulti && multiFailed(head))
+		proven, proved := t.proof.reply(r.tags, r.at, now, t.l.period(), clean)
 		t.mu.Unlock()
-		if ok {
+		if proved {
 			t.l.noteProven(t, t.session, proven)
 		}
 	}
@@ -205,10 +210,14 @@ func (t *trackedConn) received(head []byte, first bool) {
 
 // answered returns the oldest unanswered request with xid and forgets it.
 // Replies come in request order but for a few the server answers at once
-// (auth); pings share one xid, and the oldest is the conservative match.
+// (auth); pings share one xid, and the oldest is the conservative match,
+// until a request had to be forgotten (maxPending): then none matches.
 func (t *trackedConn) answered(xid int32) (sentRequest, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.overflowed { // lost track: the watchdog drops the connection once its trust lapses
+		return sentRequest{}, false
+	}
 	for i, r := range t.pending {
 		if r.xid == xid {
 			// In place: the slice keeps its capacity, so noting requests
