@@ -54,16 +54,20 @@ type backendOptions struct {
 	noCheck   bool
 	noDurable bool // postgres, mysql: skip the durability check
 
-	redisPasswordFile string      // --redis-password-file
-	keyPrefix         string      // --key-prefix: redis backends and memcached
-	dsnFile           string      // --dsn-file
-	listenDSNFile     string      // --listen-dsn-file
-	tls               *tlsOptions // the --tls flags (connOptions's): set by parseRun
+	redisPasswordFile    string      // --redis-password-file
+	sentinelPasswordFile string      // --sentinel-password-file
+	sentinelUser         string      // --sentinel-user; validate sets the URLs' user when it is not given
+	keyPrefix            string      // --key-prefix: redis backends and memcached
+	dsnFile              string      // --dsn-file
+	listenDSNFile        string      // --listen-dsn-file
+	tls                  *tlsOptions // the --tls flags (connOptions's): set by parseRun
 
 	// Set by validate.
-	redisServers    redisServers // --redis parsed, password and TLS applied
-	sentinelServers redisServers // --sentinel parsed
-	redisPassword   string       // from --redis-password-file or $REDISCLI_AUTH
+	redisServers     redisServers // --redis parsed, password and TLS applied
+	sentinelServers  redisServers // --sentinel parsed
+	redisPassword    string       // from --redis-password-file or $REDISCLI_AUTH
+	sentinelPassword string       // from --sentinel-password-file or $ZKLOCK_SENTINEL_AUTH
+	sentinelUserFlag bool         // the sentinels' user is --sentinel-user's, not the URLs'
 }
 
 func (b *backendOptions) register(fs *flag.FlagSet) {
@@ -74,6 +78,9 @@ func (b *backendOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.keyPrefix, "key-prefix", "", "redis backends and memcached: prefix of every key (and channel) of the lock, for Redis ACLs")
 	fs.StringVar(&b.sentinel, "sentinel", "", "redis-sentinel: the sentinels HOST:PORT,... (or redis://, rediss:// URLs, as --redis)")
 	fs.StringVar(&b.master, "master", "", "redis-sentinel: the name of the master the sentinels monitor")
+	fs.StringVar(&b.sentinelPasswordFile, "sentinel-password-file", "",
+		"redis-sentinel: the sentinels' own password: the first line of FILE (default $"+sentinelPasswordEnv+")")
+	fs.StringVar(&b.sentinelUser, "sentinel-user", "", "redis-sentinel: the sentinels' ACL user, when not the --sentinel URLs' user")
 	fs.IntVar(&b.acks, "replica-ack", 0, "redis, redis-cluster, redis-sentinel: count an acquisition or renewal only once N replicas acknowledged it (WAIT; best-effort)")
 	fs.Var(durationValue{d: &b.ackWait, min: time.Millisecond}, "replica-ack-timeout", "how long --replica-ack waits for the replicas (default 100ms)")
 	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
@@ -105,6 +112,8 @@ var backendFlags = []struct {
 	{"tls-key", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
 	{"sentinel", []string{backendSentinel}},
 	{"master", []string{backendSentinel}},
+	{"sentinel-password-file", []string{backendSentinel}},
+	{"sentinel-user", []string{backendSentinel}},
 	{"replica-ack", []string{backendRedis, backendCluster, backendSentinel}},
 	{"replica-ack-timeout", []string{backendRedis, backendCluster, backendSentinel}},
 	{"memcached", []string{backendMemcached}},
@@ -228,13 +237,11 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 			Password: first.Password, TLSConfig: srv.tlsConfig()})
 		return b.redisLock(pctx, r, name, "the Redis Cluster at "+strings.Join(srv.addrs(), ","))
 	case backendSentinel:
-		first := b.sentinelServers.opts[0]
-		// The user, password and database are the master's (and its
-		// replicas'); the sentinels are asked without credentials.
-		r := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: b.master, SentinelAddrs: b.sentinelServers.addrs(),
-			Username: first.Username, Password: first.Password, DB: first.DB, TLSConfig: b.sentinelServers.tlsConfig()})
-		return b.redisLock(pctx, r, name, fmt.Sprintf("Redis master %q through the sentinels at %s",
-			b.master, strings.Join(b.sentinelServers.addrs(), ",")))
+		where := fmt.Sprintf("Redis master %q through the sentinels at %s", b.master, strings.Join(b.sentinelServers.addrs(), ","))
+		if err := b.askSentinels(pctx); err != nil {
+			return nil, nil, fmt.Errorf("cannot reach %s: %w", where, err)
+		}
+		return b.redisLock(pctx, redis.NewFailoverClient(b.failoverOptions()), name, where)
 	}
 	if b.name == backendRedis && len(srv.opts) == 1 {
 		return b.redisLock(pctx, redis.NewClient(srv.opts[0]), name, "Redis at "+srv.opts[0].Addr)

@@ -45,9 +45,15 @@
 //	                         redis://[USER@]HOST[:PORT][/DB] (rediss:// for TLS): one for
 //	                         --backend redis; several, or --backend redlock, take the
 //	                         lock by Redlock; redis-cluster: some nodes of the cluster
-//	--sentinel SERVER,...    redis-sentinel: the sentinels, in the same forms (the user,
-//	                         database and TLS of the URLs are the master's too)
+//	--sentinel SERVER,...    redis-sentinel: the sentinels, in the same forms (the user
+//	                         and TLS of the URLs are the sentinels' and the master's, the
+//	                         database the master's)
 //	--master NAME            redis-sentinel: the master the sentinels monitor
+//	--sentinel-password-file FILE  redis-sentinel: the sentinels' own password: FILE's
+//	                         first line (default $ZKLOCK_SENTINEL_AUTH, not $REDISCLI_AUTH:
+//	                         the sentinels' password usually differs; the file wins)
+//	--sentinel-user USER     redis-sentinel: the sentinels' ACL user, when not the URLs'
+//	                         user ("default" for sentinels with requirepass alone)
 //	--replica-ack N          redis, redis-cluster, redis-sentinel: count an acquisition
 //	                         or renewal only once N replicas acknowledged it (WAIT;
 //	                         best-effort); --replica-ack-timeout DUR bounds the wait
@@ -144,8 +150,8 @@
 // --redis-password-file FILE, else $REDISCLI_AUTH (as for redis-cli); a
 // password in a URL (redis://USER:PASSWORD@...) is refused, exit 64,
 // without echoing it. All the servers of a list share one scheme, user and
-// password; under redis-sentinel those are the master's, and the sentinels
-// are asked without a password. A user limited by an ACL needs the lock's
+// password; under redis-sentinel those are the master's (and its
+// replicas'). A user limited by an ACL needs the lock's
 // keys and commands: with --key-prefix P the rule is redislock.ACLRule(P)
 // (redlock.ACLRule(P) for Redlock), for P = app::
 //
@@ -154,6 +160,23 @@
 // as in redis.conf: user locker on >PASSWORD ~app:* &app:* +evalsha ...
 // zklock also sends PING, which such a user may be refused: a NOPERM
 // reply to it counts as an answer.
+//
+// Sentinels that ask for a password themselves (requirepass, or Redis
+// 6.2+ ACL users) get their own: the first line of
+// --sentinel-password-file FILE, else $ZKLOCK_SENTINEL_AUTH; not
+// $REDISCLI_AUTH, the master's, since the sentinels' password usually
+// differs from the data nodes'. zklock gives it as the user of the
+// --sentinel URLs (the master's user too) or, when --sentinel-user USER is
+// given, as USER: --sentinel-user default suits sentinels with requirepass
+// alone when the URLs name an ACL user of the data nodes. Without a
+// sentinel password the sentinels are asked without credentials. A password in a --sentinel
+// URL is refused as in a --redis URL. zklock asks every sentinel for the
+// master before it connects, so that a refusal names the sentinel. A
+// sentinel's ACL user needs
+//
+//	+sentinel|get-master-addr-by-name +sentinel|sentinels +subscribe &+switch-master &+replica-reconf-done
+//
+// as in sentinel.conf: user watcher on >PASSWORD +sentinel|get-master-addr-by-name ...
 //
 // SQL: the DSN is --dsn (no password: one there is refused, exit 64, its
 // message showing the DSN masked) or --dsn-file FILE (its first line),
@@ -171,7 +194,8 @@
 // CAs).
 //
 // COMMAND inherits zklock's environment, secrets included: $REDISCLI_AUTH,
-// $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.
+// $ZKLOCK_SENTINEL_AUTH, $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD
+// when they are set.
 //
 // A server that refuses zklock's credentials, or a TLS handshake that
 // fails, ends the run with exit 69 and a message naming the server, what
@@ -179,6 +203,8 @@
 //
 //	zklock: redis 127.0.0.1:6380: authentication refused: WRONGPASS invalid username-password pair or user is disabled. (check the user of the URL and the password of $REDISCLI_AUTH)
 //	zklock: redis 127.0.0.1:6380: permission refused by the server's ACL: NOPERM ... (the user needs the ACL rule ~* &* +evalsha ...)
+//	zklock: sentinel 127.0.0.1:26379: authentication refused: NOAUTH Authentication required. (no sentinel password was given: $ZKLOCK_SENTINEL_AUTH or --sentinel-password-file)
+//	zklock: sentinel 127.0.0.1:26379: authentication refused: WRONGPASS invalid username-password pair or user is disabled. (check --sentinel-user watcher and the password of $ZKLOCK_SENTINEL_AUTH)
 //	zklock: zookeeper 127.0.0.1:2281: TLS: certificate not trusted: x509: certificate signed by unknown authority (the CA of --tls-ca did not sign it)
 //	zklock: zookeeper localhost:2281: TLS: certificate not valid for the host name: x509: ...
 //	zklock: zookeeper 127.0.0.1:2281: TLS: the server refused the connection: remote error: tls: bad certificate (does the server want a client certificate? --tls-cert and --tls-key)
@@ -252,7 +278,8 @@
 //	COMMAND's status  COMMAND ran (128+N if it was killed by signal N)
 //	64                usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
 //	                  a password on the command line, an unreadable --auth-file,
-//	                  --tls-ca, --redis-password-file or --dsn-file
+//	                  --tls-ca, --redis-password-file, --sentinel-password-file or
+//	                  --dsn-file
 //	69                the backend unreachable, failing or refusing zklock (authentication
 //	                  refused, a certificate not trusted; or, on PostgreSQL and MySQL,
 //	                  the lock table missing and not creatable); COMMAND did not run
@@ -342,5 +369,7 @@
 //	zklock --backend postgres --dsn-file /etc/zklock/dsn /jobs/report -- ./report.sh
 //	zklock --auth-file /etc/zklock/zk-auth --tls-ca /etc/zklock/ca.pem --servers zk1:2281 /jobs/x -- ./x.sh
 //	REDISCLI_AUTH=... zklock --backend redis --redis rediss://locker@r1:6380 --tls-ca ca.pem --key-prefix app: /jobs/x -- ./x.sh
+//	zklock --backend redis-sentinel --sentinel s1:26379,s2:26379,s3:26379 --master mymaster \
+//	       --sentinel-password-file /etc/zklock/sentinel-pw --redis-password-file /etc/zklock/redis-pw /jobs/x -- ./x.sh
 //	zklock ls /jobs/backup
 package main

@@ -71,7 +71,13 @@ Where the lock lives (default: ZooKeeper):
   --redis SERVER,...       Redis servers, HOST:PORT or redis://[USER@]HOST:PORT[/DB]
                            (rediss:// for TLS): one for --backend redis (several:
                            Redlock); redis-cluster: some nodes of the cluster
-  --sentinel SERVER,...    redis-sentinel: the sentinels (same forms); --master NAME
+  --sentinel SERVER,...    redis-sentinel: the sentinels (same forms: the user is the
+                           sentinels' and the master's); --master NAME
+  --sentinel-password-file FILE  redis-sentinel: the sentinels' own password: FILE's
+                           first line (default $ZKLOCK_SENTINEL_AUTH, not $REDISCLI_AUTH:
+                           the sentinels' password usually differs from the master's)
+  --sentinel-user USER     redis-sentinel: the sentinels' ACL user when not the URLs'
+                           ("default" for sentinels with requirepass alone)
   --replica-ack N          redis, redis-cluster, redis-sentinel: count an acquisition
                            or renewal once N replicas acknowledged it (WAIT,
                            best-effort); --replica-ack-timeout DUR (default 100ms)
@@ -125,8 +131,9 @@ none is printed):
                            the CAs in FILE (postgres: the DSN's sslrootcert)
   --tls-cert FILE, --tls-key FILE  the client certificate and key (PEM), together
 A refused password or certificate exits 69, naming the server and what failed.
-COMMAND inherits the environment, secrets included: $REDISCLI_AUTH, $ZKLOCK_DSN,
-$ZKLOCK_LISTEN_DSN and $PGPASSWORD when they are set.
+COMMAND inherits the environment, secrets included: $REDISCLI_AUTH,
+$ZKLOCK_SENTINEL_AUTH, $ZKLOCK_DSN, $ZKLOCK_LISTEN_DSN and $PGPASSWORD when
+they are set.
 
 Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -195,6 +202,8 @@ Examples:
   zklock --auth-file /etc/zklock/zk-auth --tls-ca ca.pem --servers zk1:2281 /jobs/x -- ./x.sh
   REDISCLI_AUTH=... zklock --backend redis --redis rediss://locker@r1:6380 --tls-ca ca.pem \
          --key-prefix app: /jobs/x -- ./x.sh
+  zklock --backend redis-sentinel --sentinel s1:26379,s2:26379,s3:26379 --master mymaster \
+         --sentinel-password-file /etc/zklock/sentinel-pw /jobs/x -- ./x.sh
   zklock ls /jobs/backup
   zklock --servers zk1:2181 ls /data/catalog
 `

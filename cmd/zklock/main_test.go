@@ -54,7 +54,7 @@ func (c closingM) Run() int {
 
 func TestMain(m *testing.M) {
 	// The tests give zklock its secrets themselves (runZklockEnv).
-	for _, v := range []string{dsnEnv, listenDSNEnv, redisPasswordEnv, "PGPASSWORD"} {
+	for _, v := range []string{dsnEnv, listenDSNEnv, redisPasswordEnv, sentinelPasswordEnv, "PGPASSWORD"} {
 		os.Unsetenv(v)
 	}
 	dir, err := os.MkdirTemp("", "zklock-test-")

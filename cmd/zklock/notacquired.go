@@ -22,7 +22,8 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		return exitTempFail
 	default:
 		if what, cause, ok := refusal(err); ok {
-			r.rep.errorf("%s", refusedMessage(r.o.server(), what, cause, r.o.refusalHint(what)))
+			server, hint := r.o.refusedBy(err, what)
+			r.rep.errorf("%s", refusedMessage(server, what, cause, hint))
 			return exitUnavailable
 		}
 		r.rep.errorf("%v", err)

@@ -44,8 +44,8 @@ func parseRedisServers(flagName, list string, tlsFiles *tlsOptions) (redisServer
 			return s, fmt.Errorf("%s %q: empty server address", flagName, maskDSN(list))
 		}
 		if len(dsnSecrets(a)) > 0 {
-			return s, fmt.Errorf("%s %s: a password on the command line is refused (anyone on this machine can read it with ps): "+
-				"give it in $%s or in a file named by --redis-password-file", flagName, maskDSN(a), redisPasswordEnv)
+			return s, fmt.Errorf("%s %s: a password on the command line is refused (anyone on this machine can read it with ps): %s",
+				flagName, maskDSN(a), passwordPlaces(flagName))
 		}
 		var o *redis.Options
 		switch {
@@ -69,6 +69,17 @@ func parseRedisServers(flagName, list string, tlsFiles *tlsOptions) (redisServer
 		return s, fmt.Errorf("--tls-ca, --tls-cert and --tls-key are for TLS: give %s as rediss://HOST:PORT", flagName)
 	}
 	return s, nil
+}
+
+// passwordPlaces says where the passwords of the servers of flagName go
+// instead of its URLs.
+func passwordPlaces(flagName string) string {
+	redisPlaces := "in $" + redisPasswordEnv + " or in a file named by --redis-password-file"
+	if flagName == "--sentinel" {
+		return "give the sentinels' password in $" + sentinelPasswordEnv + " or in a file named by --sentinel-password-file, " +
+			"the master's " + redisPlaces
+	}
+	return "give it " + redisPlaces
 }
 
 // apply sets the password and, for TLS, the roots and client certificate
@@ -96,13 +107,16 @@ func (s redisServers) tlsConfig() *tls.Config {
 	return c
 }
 
-// redisPassword is the Redis password: the first line of
-// --redis-password-file when given, else $REDISCLI_AUTH, else none.
-func redisPassword(file string) (string, error) {
+// passwordFrom is a password kept out of the command line: the first
+// line of file (named by the flag fileFlag) when given, else the
+// environment variable env, else none. The file wins, so that a zklock
+// in another's COMMAND, which inherits its environment, takes the
+// password its own flags give.
+func passwordFrom(fileFlag, file, env string) (string, error) {
 	if file != "" {
-		return readFirstLine("--redis-password-file", file)
+		return readFirstLine(fileFlag, file)
 	}
-	return os.Getenv(redisPasswordEnv), nil
+	return os.Getenv(env), nil
 }
 
 // readFirstLine is the first line of file, without its line end, for a
@@ -123,7 +137,9 @@ func readFirstLine(flagName, file string) (string, error) {
 
 // validateRedis checks the flags of the Redis backends: parses --redis
 // (--sentinel for redis-sentinel), loads the --tls files and reads the
-// password, and applies them to every server's options.
+// password, and applies them to every server's options; for
+// redis-sentinel it also reads the sentinels' own credentials
+// (validateSentinel).
 func (b *backendOptions) validateRedis(set map[string]bool) error {
 	flagName, list := "--redis", b.redis
 	if b.name == backendSentinel {
@@ -150,16 +166,16 @@ func (b *backendOptions) validateRedis(set map[string]bool) error {
 	if b.name == backendCluster && srv.opts[0].DB != 0 {
 		return errors.New("--redis: a Redis Cluster has database 0 only")
 	}
-	password, err := redisPassword(b.redisPasswordFile)
+	password, err := passwordFrom("--redis-password-file", b.redisPasswordFile, redisPasswordEnv)
 	if err != nil {
 		return err
 	}
 	srv.apply(password, b.tls)
 	b.redisPassword = password
-	if b.name == backendSentinel {
-		b.sentinelServers = srv
-	} else {
+	if b.name != backendSentinel {
 		b.redisServers = srv
+		return nil
 	}
-	return nil
+	b.sentinelServers = srv
+	return b.validateSentinel(set)
 }

@@ -97,6 +97,16 @@ func refusedMessage(server, what string, cause error, hint string) string {
 	return msg
 }
 
+// refusedBy names the server that refused, err's sentinel when a
+// sentinel did, and says what to check after a refusal of kind what.
+func (o *runOptions) refusedBy(err error, what string) (server, hint string) {
+	var sr *sentinelRefused
+	if errors.As(err, &sr) {
+		return "sentinel " + sr.addr, o.backend.sentinelHint(what)
+	}
+	return o.server(), o.refusalHint(what)
+}
+
 // refusalHint says what to check after a refusal of kind what.
 func (o *runOptions) refusalHint(what string) string {
 	b := &o.backend

@@ -65,7 +65,8 @@ func (c *connOptions) security() string {
 }
 
 // security is how zklock reaches a Redis backend, for -v's "connected
-// to" message: " (TLS, user locker, key prefix app:)"; "" for the other
+// to" message: " (TLS, user locker, key prefix app:)", and how it asks
+// the sentinels (", sentinels with a password"); "" for the other
 // backends and without any.
 func (b *backendOptions) security() string {
 	srv := b.redisServers
@@ -81,6 +82,12 @@ func (b *backendOptions) security() string {
 	}
 	if b.redisPassword != "" {
 		parts = append(parts, "with a password")
+	}
+	switch {
+	case b.sentinelPassword != "" && b.sentinelUser != "":
+		parts = append(parts, "sentinel user "+b.sentinelUser+" with a password")
+	case b.sentinelPassword != "":
+		parts = append(parts, "sentinels with a password")
 	}
 	if b.keyPrefix != "" {
 		parts = append(parts, "key prefix "+b.keyPrefix)

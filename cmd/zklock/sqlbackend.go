@@ -121,11 +121,11 @@ func (b *backendOptions) sqlServer() string {
 }
 
 // secrets are the passwords of the DSNs given, as written and as the
-// driver reads them (URL-decoded, unquoted), and the Redis password,
-// which no message may show: the reporter masks them wherever they
-// appear.
+// driver reads them (URL-decoded, unquoted), and the Redis and sentinel
+// passwords, which no message may show: the reporter masks them wherever
+// they appear.
 func (b *backendOptions) secrets() []string {
-	out := []string{b.redisPassword}
+	out := []string{b.redisPassword, b.sentinelPassword}
 	for _, dsn := range []string{b.dsn, b.listenDSN} {
 		if dsn == "" {
 			continue

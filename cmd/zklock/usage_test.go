@@ -144,11 +144,13 @@ func TestEveryFlagDocumented(t *testing.T) {
 	assert.Empty(t, inLs, "flags missing from zklock ls --help")
 }
 
-// The ACL rule doc.go and the README show is the one redislock gives.
+// The ACL rule doc.go and the README show is the one redislock gives, and
+// doc.go's rule for a sentinel's user is the one TestSentinelAuth grants.
 func TestDocACLRule(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	assert.Contains(t, string(doc), "\n//\t"+redislock.ACLRule("app:")+"\n")
+	assert.Contains(t, string(doc), "\n//\t"+sentinelACLRule+"\n")
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "\nuser locker on >PASSWORD "+redislock.ACLRule("app:")+"\n")
@@ -157,7 +159,7 @@ func TestDocACLRule(t *testing.T) {
 // COMMAND inherits zklock's environment, the secrets zklock reads in it
 // included, and the usage text and doc.go name every one of them.
 func TestCommandInheritsTheSecrets(t *testing.T) {
-	vars := []string{redisPasswordEnv, dsnEnv, listenDSNEnv, "PGPASSWORD"}
+	vars := []string{redisPasswordEnv, sentinelPasswordEnv, dsnEnv, listenDSNEnv, "PGPASSWORD"}
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	for where, text := range map[string]string{"zklock --help": usageText, "doc.go": string(doc)} {

@@ -47,8 +47,10 @@
 // requirepass, ACL users and a TLS port, and StartRedisClusterSecure and
 // StartRedisSentinelSecure a cluster, or a primary and replicas behind
 // sentinels, with requirepass (and masterauth) and ACL users on every data
-// node (the harness authenticates its own commands to them); StartMemcachedSecure runs
-// memcached with TLS and ASCII authentication; StartPostgresSecure asks
+// node (the harness authenticates its own commands to them);
+// StartRedisSentinelAuth secures the sentinels too (requirepass, ACL
+// users); StartMemcachedSecure runs memcached with TLS and ASCII
+// authentication; StartPostgresSecure asks
 // TCP clients for a password (scram-sha-256). Secrets go to the servers in
 // files in their temp dirs, not on their command lines.
 //

@@ -13,10 +13,11 @@ import (
 
 // redisPasswords is the password of each password-protected redis server
 // the harness started (StartRedisSecure, StartRedisClusterSecure,
-// StartRedisSentinelSecure), by address, so that the harness's own
-// commands to it (redisDo: health checks, ROLE, slot moves, failovers)
-// authenticate first. FreePorts never hands out a port twice in one
-// process, so an address names one server.
+// StartRedisSentinelSecure, and the sentinels of StartRedisSentinelAuth),
+// by address, so that the harness's own commands to it (redisDo: health
+// checks, ROLE, slot moves, failovers, SENTINEL queries) authenticate
+// first. FreePorts never hands out a port twice in one process, so an
+// address names one server.
 var redisPasswords sync.Map // "127.0.0.1:port" → password
 
 // securedArgv wraps argv (a redis-server command line) for a server
@@ -31,13 +32,19 @@ func securedArgv(t testing.TB, sec RedisSecurity, argv func(bin string, port int
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Errorf("redis: %v", err) // the server then fails to start, saying so
 		}
-		if sec.Password != "" {
-			addr := hostPort(port)
-			if _, loaded := redisPasswords.LoadOrStore(addr, sec.Password); !loaded {
-				t.Cleanup(func() { redisPasswords.Delete(addr) })
-			}
-		}
+		rememberPassword(t, hostPort(port), sec.Password)
 		return slices.Insert(argv(bin, port, dir), 1, path)
+	}
+}
+
+// rememberPassword keeps password ("" for none) as the one of the server
+// at addr, for the harness's own commands to it, until t ends.
+func rememberPassword(t testing.TB, addr, password string) {
+	if password == "" {
+		return
+	}
+	if _, loaded := redisPasswords.LoadOrStore(addr, password); !loaded {
+		t.Cleanup(func() { redisPasswords.Delete(addr) })
 	}
 }
 

@@ -110,7 +110,18 @@ func (sec RedisSecurity) config() string {
 	var b strings.Builder
 	b.WriteString("# written by the zkrecipes test harness\n")
 	if sec.Password != "" {
-		fmt.Fprintf(&b, "requirepass %s\nmasterauth %s\n", sec.Password, sec.Password)
+		fmt.Fprintf(&b, "masterauth %s\n", sec.Password)
+	}
+	b.WriteString(sec.accessConfig())
+	return b.String()
+}
+
+// accessConfig is the config lines of who may use a server, data node or
+// sentinel: requirepass and the users.
+func (sec RedisSecurity) accessConfig() string {
+	var b strings.Builder
+	if sec.Password != "" {
+		fmt.Fprintf(&b, "requirepass %s\n", sec.Password)
 	}
 	for _, u := range sec.Users {
 		fmt.Fprintf(&b, "user %s\n", u)

@@ -103,7 +103,7 @@ func TestRedisSecurityRefused(t *testing.T) {
 	if err := (RedisSecurity{Password: "pw", Users: []string{"u on >p ~* +@all"}, TLS: &Cert{}, CA: ca}).check(); err != nil {
 		t.Errorf("a good one refused: %v", err)
 	}
-	if got := (RedisSecurity{Password: "pw", Users: []string{"u on >p"}}).config(); !strings.Contains(got, "\nrequirepass pw\nmasterauth pw\nuser u on >p\n") {
+	if got := (RedisSecurity{Password: "pw", Users: []string{"u on >p"}}).config(); !strings.Contains(got, "\nmasterauth pw\nrequirepass pw\nuser u on >p\n") {
 		t.Errorf("config: %q", got)
 	}
 }

@@ -64,7 +64,7 @@ type RedisSentinel struct {
 // installed t is ended by Unavailable; REDIS_ADDRS is never used.
 func StartRedisSentinel(t testing.TB, replicas, sentinels int) *RedisSentinel {
 	t.Helper()
-	return startRedisSentinel(t, replicas, sentinels, nil)
+	return startRedisSentinel(t, replicas, sentinels, nil, nil)
 }
 
 // StartRedisSentinelSecure is StartRedisSentinel with the primary and
@@ -80,12 +80,36 @@ func StartRedisSentinelSecure(t testing.TB, replicas, sentinels int, sec RedisSe
 	if err := sec.checkPlain("StartRedisSentinelSecure"); err != nil {
 		t.Fatal(err)
 	}
-	return startRedisSentinel(t, replicas, sentinels, &sec)
+	return startRedisSentinel(t, replicas, sentinels, &sec, nil)
+}
+
+// StartRedisSentinelAuth is StartRedisSentinelSecure with the sentinels
+// secured too, by sentinel: its Password is their requirepass (a client
+// must authenticate before any command, and the sentinels give it to each
+// other, as Redis does when "sentinel sentinel-pass" is not set), its
+// Users their ACL users, in each sentinel's config file (mode 0600). data
+// secures the primary and its replicas as StartRedisSentinelSecure does;
+// a zero data leaves them open. The harness's own commands to the
+// sentinels authenticate with sentinel.Password (as the default user), to
+// the data nodes with data.Password. TLS is not supported here: t fails.
+func StartRedisSentinelAuth(t testing.TB, replicas, sentinels int, data, sentinel RedisSecurity) *RedisSentinel {
+	t.Helper()
+	if err := data.checkPlain("StartRedisSentinelAuth: data"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sentinel.checkPlain("StartRedisSentinelAuth: sentinel"); err != nil {
+		t.Fatal(err)
+	}
+	var sec *RedisSecurity
+	if data.Password != "" || len(data.Users) > 0 {
+		sec = &data
+	}
+	return startRedisSentinel(t, replicas, sentinels, sec, &sentinel)
 }
 
 // startRedisSentinel is StartRedisSentinel, its data nodes secured by sec
-// when it is not nil.
-func startRedisSentinel(t testing.TB, replicas, sentinels int, sec *RedisSecurity) *RedisSentinel {
+// and its sentinels by guard when they are not nil.
+func startRedisSentinel(t testing.TB, replicas, sentinels int, sec, guard *RedisSecurity) *RedisSentinel {
 	t.Helper()
 	if replicas < 0 || sentinels < 1 {
 		t.Fatalf("StartRedisSentinel(%d, %d): want no negative replicas and a sentinel or more", replicas, sentinels)
@@ -109,18 +133,27 @@ func startRedisSentinel(t testing.TB, replicas, sentinels int, sec *RedisSecurit
 		bin = "redis-server" // the same program: --sentinel makes it one
 	}
 	quorum := sentinels/2 + 1
+	probe := redisPing
+	if guard != nil {
+		probe = redisSecurePing(nil) // NOAUTH: up, and asking for the password
+	}
 	servers := startServers(t, sentinels, "redis-sentinel", "", bin, redisLocalHint,
 		func(bin string, port int, dir string) []string {
-			conf := filepath.Join(dir, "sentinel.conf")
-			if err := os.WriteFile(conf, []byte(sentinelConf(port, dir, primary.Addr(), quorum, replicas, password)), 0o600); err != nil {
+			conf := sentinelConf(port, dir, primary.Addr(), quorum, replicas, password)
+			if guard != nil {
+				conf += guard.accessConfig() // no masterauth: a sentinel replicates nothing
+				rememberPassword(t, hostPort(port), guard.Password)
+			}
+			path := filepath.Join(dir, "sentinel.conf")
+			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 				t.Errorf("redis sentinel config: %v", err) // the sentinel then fails to start, saying so
 			}
-			argv := []string{bin, conf}
+			argv := []string{bin, path}
 			if filepath.Base(bin) != "redis-sentinel" {
 				argv = append(argv, "--sentinel")
 			}
 			return argv
-		}, redisPing)
+		}, probe)
 	s.sentinels = wrapServers(servers, func(x Server) *RedisNode { return &RedisNode{x} })
 	for _, n := range s.sentinels {
 		err := waitFor(n.s.proc, "redis sentinel "+n.Addr()+" seeing the whole setup", sentinelReadyTimeout,
