@@ -48,8 +48,11 @@
 // applied the first request's touch before it committed the write through
 // a quorum (proof.go says why, and which holes remain). The client's own
 // writes serve; when they do not come often enough, it sends a round of
-// one sync and one check-only multi a period after the last (at most 4 of
-// each per session timeout). Then it:
+// one sync and one check-only multi (a zxid, no change) at once on each new
+// connection and then every quarter of the session timeout at most (about 4
+// of each per session timeout): a healthy session is proven about t/2
+// behind, so a sync and a write slower than about t/20 read as a member
+// that cannot prove. Then it:
 //
 //   - under SuspendedIsLost, reports Suspended, ends the session value and
 //     drops the connection at H + 2/3 t or L + 3/4 t, whichever comes
