@@ -3,12 +3,11 @@
 // participants share one election.
 //
 // A participant campaigns by queueing an ephemeral sequential node under
-// the election path, its participant id as the node's data: Curator's
-// LeaderLatch nodes "_c_<uuid>-latch-<seq10>" (NewLatch), or, for
-// LeaderSelector, an InterProcessMutex's "_c_<uuid>-lock-<seq10>"
-// (NewSelector). The lowest node leads; every other participant watches only
-// its predecessor. Curator's two recipes differ only in their nodes and
-// in their callbacks; here both have the same Go shape:
+// the election path, its participant id as the node's data: LeaderLatch's
+// "_c_<uuid>-latch-<seq10>" (NewLatch) or LeaderSelector's
+// InterProcessMutex node "_c_<uuid>-lock-<seq10>" (NewSelector). The
+// lowest node leads; every other participant watches only its
+// predecessor. Both have the same Go shape:
 //
 //	e, _ := leader.NewLatch(client, "/election/orders", "worker-7")
 //	err := e.Run(ctx, func(ctx context.Context) error {
@@ -18,37 +17,28 @@
 //	})
 //
 // Campaign blocks until this participant leads and returns its
-// Leadership: a Context cancelled when leadership ends, a fencing Token
-// (the czxid of the leader's node, which, unlike the sequence, never goes
-// back when the parent is reaped and recreated), and Resign. Leader and
-// Observe show the current leader, or that there is none; Participants
-// lists the queue.
+// Leadership, which is a recipes.Lease: a Context cancelled when
+// leadership ends, a fencing Token (the czxid of the leader's node, which
+// never goes back, unlike the sequence, when the parent is reaped and
+// recreated) and Release. Lead runs a function while leading; Run does it
+// again and again. Leader and Observe show the current leader, or that
+// there is none; Participants lists the queue.
 //
 // # Never two trusted leaders
 //
-// Leadership is a lease of the engine that the mutex uses, with the same
+// Leadership is a lease of the engine the mutex uses, with the same
 // guarantee: its context is cancelled, with a cause that is
 // recipes.ErrLockLost, when the session it was won in can no longer be
-// trusted: at suspension under the default error policy, and under
-// session.OnlyLostIsLost no later than the client's own clock says the
-// server may expire the session (the session package doc gives the
-// margin). Either way it is before the server can expire the session and
-// let a successor lead. A node of ours is taken as leading only if it was
-// created in the session value we trust (Curator's CURATOR-498 and -696
-// were leaders adopting a node of a dying or another session), and a
-// suspension is never papered over by a reconnection (CURATOR-620). Resign
-// (and the end of Run's function) deletes our node at once, so that a
-// successor leads within a few round trips, not a session timeout.
-//
-// # Tracing
-//
-// A recipes.Trace, of the client (session.WithTrace) or of a call's
-// context (recipes.WithTrace), hears of the campaigns and leaderships as of
-// any lock's acquisitions and leases (recipes.LockID Kind "leader", Name
-// the election's path), and, through its Leadership hook, of this
-// participant gaining the leadership and losing it: Err nil when it was
-// given up (Resign, the end of Lead's function, the client's Close), else
-// the cause, an error that is recipes.ErrLockLost.
+// trusted (at suspension under the default policy; the session package
+// doc says when otherwise), before the server can expire the session and
+// let a successor lead. A node is taken as leading only if it was created
+// in the session value we trust, and a reconnection never revives a
+// leadership (Curator's CURATOR-498, -696 and -620; docs/design.md).
+// Release, and the end of Lead's or Run's function, deletes our node at
+// once, so that a successor leads within a few round trips, not a session
+// timeout. A locktrace.Trace hears of campaigns and leaderships as of any
+// lock's (LockID Kind "leader"), and of this participant gaining and
+// losing the leadership (Err nil when it was given up).
 package leader
 
 import (
