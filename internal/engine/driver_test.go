@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { zktest.Main(m) } // also stops the shared server of server_*_test.go
 
 const uuidA = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
