@@ -10,6 +10,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 )
 
+// Why here and not in internal/engine: the option under test is the
+// mutex's (WithLookahead).
+
 // With lookahead, waiters also watch the node two ahead and may take the
 // lock without listing: the exclusion oracle still holds.
 func TestLookaheadExclusion(t *testing.T) {

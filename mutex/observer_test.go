@@ -14,6 +14,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
+// Why here and not in session/: this tests the session's proof through an
+// observer, but what it asserts is the mutex's exclusion and hand-off,
+// and session's tests take no lock.
+
 // observedTimeout is the session timeout of the holder on the observer. A
 // cut observer answers its clients' pings by itself for syncLimit ticks (2s
 // with the harness's zoo.cfg) before it gives up on the leader and drops

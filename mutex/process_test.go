@@ -12,6 +12,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
+// Why here and not in internal/engine: the holder child process is built
+// by this package's TestMain, with mutex.New.
+
 // newHolderLocker builds the lock a holder child process takes.
 func newHolderLocker(c *session.Client, path, _ string) (recipes.Locker, error) {
 	return mutex.New(c, path)

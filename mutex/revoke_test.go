@@ -11,6 +11,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
+// Why here and not in internal/engine: the options under test are the
+// mutex's (WithRevocable, and its refusal beside WithData).
+
 // Revocation, Curator's protocol: a waiter writes the revoke message into
 // the holder's node; a revocable holder hears it through its lease and
 // releases; the waiter gets the lock.

@@ -16,6 +16,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
+// Why here and not in session/: this tests the session's reconnection
+// beside a sick member, but what it asserts is a lock's queue and grant,
+// and session's tests take no lock.
+
 // Beside a member that accepts and never answers, under the default error
 // policy: a waiter keeps its place across its own reconnection through the
 // sick member, and a holder is told at the disconnection (its lease ends

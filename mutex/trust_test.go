@@ -17,6 +17,10 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
+// Why here and not in session/: these test the session's trust window,
+// but what they assert is the order of a lock's grants, and session's
+// tests take no lock (the package sits below every lock).
+
 // The promise under one-way faults: a holder's lease is cancelled before
 // anyone else can be granted its lock, by a margin. The server expires a
 // session one session timeout t after it last heard from the client, and

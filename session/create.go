@@ -8,17 +8,24 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// CreateWithZxid creates path like Create and also returns the zxid of the
-// creation: the new node's czxid (a fencing token). It costs the same single
-// request as Create: go-zookeeper has no create2, so the zxid is read off the
-// reply's header (see zxidTap). When that is not possible (another create of
-// the same path on this client at the same time), the node's Stat is read
-// on the same connection, and an ephemeral node that is no longer our
-// session's is an error. Never retried: use it for sequential nodes in
-// protected mode. Missing parents are created as containers.
+// CreateWithZxid creates path like Create and also returns the new node's
+// czxid, the zxid of its creation. A czxid only grows across the whole
+// ensemble, so it serves as a fencing token: a recipe of your own that
+// takes a lock or a lease by creating a node (as this module's locks do)
+// can hand the czxid to the resources it guards (FencedResource). It costs
+// the single request Create costs, where Create followed by Get costs two:
+// go-zookeeper has no create2 (a create that returns the Stat), so the
+// zxid is read off the header of the create's reply. When this client
+// creates the same path from two goroutines at once, that reply cannot be
+// told apart, and the node's Stat is read on the same connection instead;
+// an ephemeral node that is no longer our session's is then an error.
 //
-// Guards, if any, are paths that must exist for the create to happen (check
-// ops in the same multi); when one is gone the error is ErrGuardFailed.
+// It is never retried, even on a connection loss that may or may not have
+// applied the create (IsRetryable): the caller decides, as for a
+// sequential node, where a blind retry could make a second node. Missing
+// parents are created as containers. Guards, if any, are paths that must
+// exist for the create to happen (check ops in the same multi); when one
+// is gone the error is ErrGuardFailed and nothing is created.
 func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
 	if err := ValidatePath(path); err != nil {
 		return "", 0, err
@@ -64,16 +71,16 @@ func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32
 	}
 }
 
-// CreateAndList creates path like CreateWithZxid (without guards) and
-// lists the children of parent in the same round trip: the listing is sent
-// right behind the create, without waiting for its reply. go-zookeeper
-// sends one connection's requests in the order they go out, and ZooKeeper
-// runs one session's requests in order, so the listing is taken after the
-// create and holds the new node. The listing waits only until the zxid tap
-// has seen the create go out on the connection. children is nil when the
-// create failed, and when no listing could be had (then the caller lists);
-// when the listing cannot be pipelined (another create of the same path in
-// flight, a missing parent) it is made after the create. Never retried.
+// CreateAndList creates path like CreateWithZxid (without guards) and lists
+// the children of parent in the same round trip, for a queue recipe of your
+// own (a lock, a latch, a queue of items) that must find its new node among
+// its siblings: one round trip instead of two. The listing is sent right
+// behind the create, without waiting for its reply; ZooKeeper runs one
+// session's requests in order, so the listing is taken after the create
+// and holds the new node. children is nil when no listing could be had
+// (then list parent yourself); when the listing cannot be sent right
+// behind (the same path created from two goroutines at once, a missing
+// parent), it is made after the create. Never retried, as CreateWithZxid.
 func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, flags int32,
 	parent string) (created string, czxid int64, children []string, err error) {
 	if err := ValidatePath(path); err != nil {

@@ -1,12 +1,3 @@
-// Package engine is the ZooKeeper lock engine behind mutex, rwlock and
-// exclusive, Curator's LockInternals: it queues ephemeral sequential nodes
-// under a lock path (Queue, with a pure Driver that decides who owns and
-// what to watch), or creates one node that waiters watch for (Herd), and
-// turns an owning node into a lease that ends, with a cause, when its
-// session can no longer be trusted. Every failure path removes the node it
-// made (cleanup.go). The engine talks to ZooKeeper through Conn, a narrow
-// interface that *session.Client satisfies through Client, and that the
-// tests replace with a fake that fails on purpose.
 package engine
 
 import (

@@ -148,7 +148,7 @@ func settleMade[C creation](c C, r created) {
 // reconnection that ZooKeeper accepted in that session), and an ephemeral
 // node lives as long as its session, not its value. What the value's end
 // does forbid is trusting the node as a lease: that is granted only under
-// a value whose Err is nil (Queue.own), as for a node kept across values
+// a value whose Err is nil (queue.own), as for a node kept across values
 // while it waited. A node made by the create is taken only while sess is
 // trusted: go-zookeeper reports a new session, which ends sess, before it
 // sends anything on it, so a create answered while sess is trusted ran in

@@ -10,10 +10,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
-// ProtectedPrefix starts every protected-mode node (Curator's names): "_c_"
-// + a 36-character UUID + "-", then the lock name and the sequence.
-const ProtectedPrefix = "_c_"
-
 // Child is one node under a lock path, as the engine orders them: the
 // parsed name (znode.ParseChild), which the recipes' drivers see.
 type Child = znode.Child
@@ -50,8 +46,8 @@ func SortChildren(names []string, lockNames ...string) []Child {
 	return out
 }
 
-// IndexOf returns the position of name in children, or -1.
-func IndexOf(children []Child, name string) int {
+// indexOf returns the position of name in children, or -1.
+func indexOf(children []Child, name string) int {
 	for i, c := range children {
 		if c.Name == name {
 			return i

@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { zktest.Main(m) } // also stops the shared server of server_*_test.go
 
 const uuidA = "0f8fad5b-d9cb-469f-a165-70867728950e"
 
@@ -35,8 +35,8 @@ func TestSortChildren(t *testing.T) {
 	r := fmt.Sprintf("_c_%s-__READ__%010d", "ffffffff-d9cb-469f-a165-70867728950e", 4)
 	got = SortChildren([]string{p("__WRIT__", 5), r, w, p("__READ__", 3)}, "__WRIT__", "__READ__")
 	assert.Equal(t, []string{p("__READ__", 3), w, r, p("__WRIT__", 5)}, names4(got))
-	assert.Equal(t, 2, IndexOf(got, r))
-	assert.Equal(t, -1, IndexOf(got, "missing"))
+	assert.Equal(t, 2, indexOf(got, r))
+	assert.Equal(t, -1, indexOf(got, "missing"))
 }
 
 func names4(cs []Child) []string {

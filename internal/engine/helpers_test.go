@@ -17,7 +17,7 @@ import (
 const testWait = 10 * time.Second
 
 const (
-	testLockPath = "/locks/m" // a Queue's lock path
+	testLockPath = "/locks/m" // a queue's lock path
 	testHerdPath = "/locks/x" // a Herd's parent
 )
 

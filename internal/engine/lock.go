@@ -25,14 +25,14 @@ func CheckPath(c *session.Client, path string) error {
 	return nil
 }
 
-// Lock is a lock over a Queue, reentrant the Go way: Acquire with a context
+// Lock is a lock over a queue, reentrant the Go way: Acquire with a context
 // derived from a lease of the same Lock re-enters at once, with no
 // ZooKeeper call, and that lease needs its own Release; the node goes when
 // the last lease is released. Two goroutines with unrelated contexts sharing
 // one Lock queue separately and exclude each other. The mutex and the
 // halves of the read/write lock are Locks.
 type Lock struct {
-	q         Queue
+	q         queue
 	kind      string // recipes.LockID's Kind; "" for a lock inside a recipe, not traced
 	revocable bool
 }
@@ -47,7 +47,7 @@ const Backend = "zookeeper"
 // recipes.LockID's Kind); "" for a lock a recipe uses inside (not
 // reported).
 func NewLock(c Conn, kind, what, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
-	l := &Lock{q: Queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data},
+	l := &Lock{q: queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data},
 		kind: kind}
 	l.q.Owner = l
 	return l

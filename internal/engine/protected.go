@@ -18,6 +18,10 @@ import (
 // create reply the client can find the node it may have made, and tell
 // it from everyone else's.
 
+// protectedPrefix starts every protected-mode node: "_c_" + a 36-character
+// UUID + "-", then the lock name and the sequence.
+const protectedPrefix = "_c_"
+
 // protectedPath returns parent + "/_c_<uuid>-" + name for one create, with
 // a fresh random (version 4) UUID, in one allocation. The UUID must be
 // unique, not secret: its bits come from the runtime's generator (ChaCha8,
@@ -38,16 +42,16 @@ func protectedPath(parent, name string) string {
 	if parent == "/" {
 		parent = ""
 	}
-	return parent + "/" + ProtectedPrefix + string(b[:]) + "-" + name
+	return parent + "/" + protectedPrefix + string(b[:]) + "-" + name
 }
 
 // protectedPrefixLen is the length of "_c_" + a UUID + "-".
-const protectedPrefixLen = len(ProtectedPrefix) + 36 + 1
+const protectedPrefixLen = len(protectedPrefix) + 36 + 1
 
 // protectedPrefixOf returns the protected prefix of a node name, if it has
 // one.
 func protectedPrefixOf(name string) (string, bool) {
-	if len(name) < protectedPrefixLen || !strings.HasPrefix(name, ProtectedPrefix) || name[protectedPrefixLen-1] != '-' {
+	if len(name) < protectedPrefixLen || !strings.HasPrefix(name, protectedPrefix) || name[protectedPrefixLen-1] != '-' {
 		return "", false
 	}
 	return name[:protectedPrefixLen], true
@@ -57,7 +61,7 @@ func protectedPrefixOf(name string) (string, bool) {
 // create reply, and accepts a found node only if it belongs to our session.
 // A node with our prefix that another session owns is not ours: it is
 // removed.
-func (q *Queue) findProtected(ctx context.Context, sess Session, prefix string) created {
+func (q *queue) findProtected(ctx context.Context, sess Session, prefix string) created {
 	names, err := q.Conn.Children(ctx, q.Path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return created{}
@@ -91,7 +95,7 @@ func (q *Queue) findProtected(ctx context.Context, sess Session, prefix string) 
 // looked (a request still in flight on a member when the listing was read
 // on another). It is ours alone (the prefix holds a UUID), and left there it
 // would queue ahead of us, a holder nobody releases.
-func (q *Queue) dropStrays(names []string, ours string, sessID int64) []string {
+func (q *queue) dropStrays(names []string, ours string, sessID int64) []string {
 	prefix, ok := protectedPrefixOf(ours)
 	if !ok {
 		return names

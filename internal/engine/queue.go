@@ -12,12 +12,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
-// Queue is Curator's LockInternals: it queues an ephemeral sequential node
+// queue is Curator's LockInternals: it queues an ephemeral sequential node
 // under a lock path and waits, watching only what its Driver names, until
 // the node owns the lock. Every failure path removes the node. The mutex
-// and the halves of the read/write lock are a Queue with a lock name and a
+// and the halves of the read/write lock are a queue with a lock name and a
 // Driver, behind a Lock.
-type Queue struct {
+type queue struct {
 	Conn     Conn
 	What     string   // names the lock in errors: its recipe's String ("mutex /locks/orders")
 	Path     string   // the lock path: parent of the queue's nodes
@@ -38,7 +38,7 @@ type Queue struct {
 // session survived (a reconnection), even when the reply to our create was
 // lost with the connection (takeOver finds the node by its protected
 // prefix), and with a new node when it did not.
-func (q *Queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*lease, error) {
+func (q *queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*lease, error) {
 	return acquireLoop(ctx, q.Conn, q.What, a, func(sess Session, st *acquireState) (*lease, error) {
 		return q.attempt(ctx, sess, st, try)
 	})
@@ -48,7 +48,7 @@ func (q *Queue) Acquire(ctx context.Context, try bool, a *hold.Acquisition) (*le
 // with the one st kept or the create st left out) and waits. When the
 // session value ends, the node (or the create still out) stays in st for
 // the next attempt; on any other failure it is removed.
-func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
+func (q *queue) attempt(ctx context.Context, sess Session, st *acquireState, try bool) (*lease, error) {
 	var listed []string
 	if st.kept == nil {
 		r, err := q.create(ctx, sess, st)
@@ -82,7 +82,7 @@ func (q *Queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 
 // wait lists the children until our node owns the lock; listed, when not
 // nil, is a listing already made after our create (pipelined with it).
-func (q *Queue) wait(ctx context.Context, sess Session, st *acquireState, try bool, listed []string) (*lease, error) {
+func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bool, listed []string) (*lease, error) {
 	ours := st.kept
 	// The wait's context (ctx, also ended by the session) is made only when
 	// needed: an uncontended acquisition never waits.
@@ -115,7 +115,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 		}
 		names = q.dropStrays(names, name, sess.ID())
 		kids := SortChildren(names, q.Kinds...)
-		d, err := q.Driver.Decide(kids, IndexOf(kids, name))
+		d, err := q.Driver.Decide(kids, indexOf(kids, name))
 		if err != nil {
 			return nil, fail(fmt.Errorf("our node %s: %w", node, err))
 		}
@@ -153,7 +153,7 @@ func (q *Queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 // they are watched already, with both requests in flight at once (one
 // round trip), records them in ours and returns their channels; gone
 // reports a node that no longer exists (list again).
-func (q *Queue) setWatches(ctx context.Context, ours *queued, watch, refresh string) (
+func (q *queue) setWatches(ctx context.Context, ours *queued, watch, refresh string) (
 	chans [2]<-chan zk.Event, gone bool, err error) {
 	names := [2]string{watch, refresh}
 	var (
@@ -200,7 +200,7 @@ func (q *Queue) setWatches(ctx context.Context, ours *queued, watch, refresh str
 }
 
 // getW watches the queue's node name.
-func (q *Queue) getW(ctx context.Context, name string) (<-chan zk.Event, error) {
+func (q *queue) getW(ctx context.Context, name string) (<-chan zk.Event, error) {
 	_, ch, err := q.Conn.GetW(ctx, session.JoinPath(q.Path, name))
 	return ch, err
 }
@@ -210,7 +210,7 @@ func (q *Queue) getW(ctx context.Context, name string) (<-chan zk.Event, error) 
 // session value was live ran in that session: go-zookeeper reports a new
 // session (which ends the old value) before it sends anything on it, so the
 // node's owner is our session without asking the server again.
-func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
+func (q *queue) own(ctx context.Context, sess Session, node string, token int64,
 	fail func(error) error) (*lease, error) {
 	if err := sess.Err(); err != nil {
 		return nil, fail(err)
@@ -224,7 +224,7 @@ func (q *Queue) own(ctx context.Context, sess Session, node string, token int64,
 // create makes our protected ephemeral sequential node and returns it with
 // its czxid, and the queue listed in the same round trip (when it could be);
 // see createSettled for what happens to the node when it cannot be used.
-func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (created, error) {
+func (q *queue) create(ctx context.Context, sess Session, st *acquireState) (created, error) {
 	r, err := createSettled(ctx, sess, st, queueCreate{q: q, sess: sess, path: protectedPath(q.Path, q.LockName)})
 	switch {
 	case err != nil:
@@ -237,7 +237,7 @@ func (q *Queue) create(ctx context.Context, sess Session, st *acquireState) (cre
 
 // queueCreate is the creation of our node in a queue, at path.
 type queueCreate struct {
-	q    *Queue
+	q    *queue
 	sess Session
 	path string
 }
@@ -282,7 +282,7 @@ func (c queueCreate) settle(r created) {
 
 // acquireAt creates our node with a fixed sequence and owns it at once,
 // while guard exists (the same transaction checks it).
-func (q *Queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease, error) {
+func (q *queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease, error) {
 	sess, err := q.Conn.Session(ctx)
 	if err != nil {
 		return nil, notAcquired(ctx, q.What, err)

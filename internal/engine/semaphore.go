@@ -98,7 +98,7 @@ func (s *Semaphore) attempt(ctx context.Context, n int, try bool, a *hold.Acquis
 	}()
 	sess := held.h.sess
 	fail := attemptFailed(ctx, sess, s.What)
-	q := &Queue{Conn: s.Conn, What: s.What, Path: s.Nodes.Leases, LockName: s.Nodes.LeaseName,
+	q := &queue{Conn: s.Conn, What: s.What, Path: s.Nodes.Leases, LockName: s.Nodes.LeaseName,
 		Kinds: []string{s.Nodes.LeaseName}, Data: s.Data, NoListing: true}
 	var nodes []string
 	var token int64

@@ -10,7 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// The wait of a queued node (Queue.attempt, Queue.wait, acquireLoop).
+// The wait of a queued node (queue.attempt, queue.wait, acquireLoop).
 
 // A refused TryAcquire and a cancelled wait leave no node of ours: removed
 // before Acquire returns, or in the background when the delete fails.

@@ -11,7 +11,10 @@
 //
 //  1. ZK_SERVERS=host:port,host:port,... : those servers are used as they are.
 //     ZK.External reports it, and member control (Stop, Start, Kill, Pause,
-//     Resume) skips the test with a message.
+//     Resume) is Unavailable: the test is skipped with a message, or fails
+//     when ZKR_REQUIRE_INTEGRATION=1, so that no fault goes untested
+//     unnoticed. The same holds for servers of REDIS_ADDRS and
+//     MEMCACHED_ADDRS.
 //  2. A local install, run as java processes (QuorumPeerMain), one per member:
 //     a release tarball named by ZOOKEEPER_HOME (its lib/*.jar), or Debian's
 //     package (apt-get install zookeeper: /usr/share/java/zookeeper.jar, whose

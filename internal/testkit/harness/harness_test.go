@@ -3,7 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +79,7 @@ func (c *zkClient) waitState(t *testing.T, mark int, want zk.State, timeout time
 func TestSingleZK(t *testing.T) {
 	z := StartZK(t, 1)
 	if z.External() {
-		t.Skip("ZK_SERVERS is set")
+		Unavailable(t, "stopping and starting a member needs a server this harness starts; ZK_SERVERS is set")
 	}
 	m := z.Members()[0]
 	if got := z.Servers(); len(got) != 1 || got[0] != m.Addr() || !strings.HasPrefix(m.Addr(), "127.0.0.1:") {
@@ -126,7 +126,7 @@ func TestSingleZK(t *testing.T) {
 func TestEnsembleFailover(t *testing.T) {
 	z := StartZK(t, 3)
 	if z.External() {
-		t.Skip("ZK_SERVERS is set")
+		Unavailable(t, "killing and pausing members needs servers this harness starts; ZK_SERVERS is set")
 	}
 	if n := len(z.Servers()); n != 3 {
 		t.Fatalf("%d servers", n)
@@ -196,27 +196,79 @@ func TestEnsembleFailover(t *testing.T) {
 }
 
 func TestExternalZK(t *testing.T) {
-	if os.Getenv("ZK_SERVERS") != "" {
-		t.Skip("ZK_SERVERS is already set")
-	}
-	real := StartZK(t, 1)
-	t.Setenv("ZK_SERVERS", real.Servers()[0]+" ,")
+	addr := StartZK(t, 1).Servers()[0] // the first of ZK_SERVERS when it is set
+	t.Setenv("ZK_SERVERS", addr+" ,")
 	z := StartZK(t, 1)
-	if !z.External() || len(z.Servers()) != 1 || z.Servers()[0] != real.Servers()[0] {
+	if !z.External() || len(z.Servers()) != 1 || z.Servers()[0] != addr {
 		t.Fatalf("external ZK: external=%v servers=%v", z.External(), z.Servers())
 	}
-	if l := z.Leader(t); l.Addr() != real.Servers()[0] {
+	if l := z.Leader(t); l.Addr() != addr {
 		t.Fatalf("leader %v", l)
 	}
-	var sub testing.TB
-	t.Run("stop", func(t *testing.T) { sub = t; z.Members()[0].Stop(t) })
-	if !sub.Skipped() {
-		t.Fatal("Stop of an external member did not skip")
-	}
+	checkCannotControl(t, "Stop of an external member", "ZK_SERVERS", z.Members()[0].Stop)
 	if _, err := LaunchZK(3); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("LaunchZK(3) with one ZK_SERVERS: %v, want ErrUnavailable", err)
 	}
 }
+
+// checkCannotControl checks that control, a fault on a server the harness
+// did not start, skips the test, and fails it when Required (a run that
+// must test everything cannot be green with its faults skipped), with a
+// message that names env, where the server came from.
+func checkCannotControl(t *testing.T, what, env string, control func(testing.TB)) {
+	t.Helper()
+	t.Setenv(RequireEnv, "0")
+	if end := endOf(t, control); !end.skipped || end.failed {
+		t.Errorf("%s without %s: %+v, want a skip", what, RequireEnv, end)
+	}
+	t.Setenv(RequireEnv, "1")
+	end := endOf(t, control)
+	if !end.failed || end.skipped {
+		t.Errorf("%s with %s=1: %+v, want a failure", what, RequireEnv, end)
+	}
+	if !strings.Contains(end.msg, env) {
+		t.Errorf("%s with %s=1: the failure %q does not name %s", what, RequireEnv, end.msg, env)
+	}
+}
+
+// ending is how a function given a testing.TB ended: skipped, failed, or
+// neither (it returned), and the message.
+type ending struct {
+	skipped, failed bool
+	msg             string
+}
+
+// endOf runs f with a testing.TB that records how it ends instead of ending
+// t: Skip and Fatal stop f's goroutine, as testing's do. Everything else
+// goes to t.
+func endOf(t *testing.T, f func(testing.TB)) ending {
+	r := &recordingT{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.end
+}
+
+// recordingT is endOf's testing.TB.
+type recordingT struct {
+	testing.TB
+	end ending
+}
+
+func (r *recordingT) Helper() {}
+func (r *recordingT) Skip(args ...any) {
+	r.end = ending{skipped: true, msg: fmt.Sprint(args...)}
+	runtime.Goexit()
+}
+func (r *recordingT) Skipf(f string, args ...any) { r.Skip(fmt.Sprintf(f, args...)) }
+func (r *recordingT) Fatal(args ...any) {
+	r.end = ending{failed: true, msg: fmt.Sprint(args...)}
+	runtime.Goexit()
+}
+func (r *recordingT) Fatalf(f string, args ...any) { r.Fatal(fmt.Sprintf(f, args...)) }
 
 func TestNothingInstalled(t *testing.T) {
 	old := debianZKJar

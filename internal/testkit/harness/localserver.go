@@ -24,7 +24,8 @@ type Server struct{ s *localServer }
 func (x Server) Addr() string { return x.s.addr }
 
 // External reports whether the server comes from the kind's *_ADDRS
-// variable; then Stop, Start and Kill skip the test.
+// variable; then Stop, Start and Kill skip the test, or fail it when
+// Required.
 func (x Server) External() bool { return x.s.proc == nil }
 
 // Stop shuts the server down (SIGTERM; SIGKILL when it does not exit in
@@ -71,6 +72,7 @@ type localServer struct {
 	kind  string             // "redis", "memcached"
 	addr  string             // host:port
 	proc  *process           // nil when external
+	env   string             // when external, the variable it came from ("REDIS_ADDRS")
 	probe func(string) error // returns nil when the server answers
 }
 
@@ -101,7 +103,7 @@ func startServers(t testing.TB, n int, kind, envVar, binary, hint string,
 		}
 		out := make([]*localServer, n)
 		for i := range out {
-			out[i] = &localServer{kind: kind, addr: addrs[i], probe: probe}
+			out[i] = &localServer{kind: kind, addr: addrs[i], env: envVar, probe: probe}
 		}
 		return out
 	}
@@ -181,10 +183,11 @@ func (s *localServer) kill(t testing.TB) {
 	}
 }
 
-// local skips t when the server is external and cannot be controlled.
+// local ends t when the server is external and cannot be controlled:
+// skipped, or failed when Required (Unavailable).
 func (s *localServer) local(t testing.TB, what string) {
 	t.Helper()
 	if s.proc == nil {
-		t.Skipf("cannot %s %s at %s: it is an external server; control needs servers this harness starts", what, s.kind, s.addr)
+		Unavailable(t, "cannot %s %s at %s: it comes from %s; control needs servers this harness starts", what, s.kind, s.addr, s.env)
 	}
 }

@@ -30,7 +30,7 @@ type control interface {
 // ErrNotControllable matches (errors.Is) the errors of member control
 // (StopErr, StartErr, ...) for a member that cannot be controlled: one from
 // ZK_SERVERS, or a container operation without a Docker API client. The
-// testing.TB variants skip the test on it.
+// testing.TB variants skip the test on it, or fail it when Required.
 var ErrNotControllable = errors.New("member cannot be controlled")
 
 // ZKMember is one ZooKeeper server of a ZK: a local java process, a container,
@@ -137,14 +137,14 @@ func (m *ZKMember) control(op func(control) error) error {
 	return nil
 }
 
-// must ends t when err is not nil: a skip for ErrNotControllable, a failure
-// otherwise.
+// must ends t when err is not nil: for ErrNotControllable a skip, or a
+// failure when Required (Unavailable); a failure otherwise.
 func (m *ZKMember) must(t testing.TB, what string, err error) {
 	t.Helper()
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrNotControllable):
-		t.Skipf("cannot %s: %v", what, err)
+		Unavailable(t, "cannot %s: %v", what, err)
 	default:
 		t.Fatalf("%s: %v", what, err)
 	}

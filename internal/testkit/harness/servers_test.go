@@ -9,7 +9,7 @@ import (
 func TestRedisRestart(t *testing.T) {
 	r := StartRedis(t)
 	if r.External() {
-		t.Skip("REDIS_ADDRS is set")
+		Unavailable(t, "stopping and killing redis needs a server this harness starts; REDIS_ADDRS is set")
 	}
 	addr := r.Addr()
 	if err := redisPing(addr); err != nil {
@@ -39,6 +39,23 @@ func TestRedisRestart(t *testing.T) {
 	}
 }
 
+// A server of REDIS_ADDRS cannot be stopped, started or killed: the test
+// is skipped, or fails when Required.
+func TestExternalRedis(t *testing.T) {
+	addr := StartRedis(t).Addr() // the first of REDIS_ADDRS when it is set
+	t.Setenv("REDIS_ADDRS", addr)
+	r := StartRedis(t)
+	if !r.External() || r.Addr() != addr {
+		t.Fatalf("external redis: external=%v addr=%s, want %s", r.External(), r.Addr(), addr)
+	}
+	checkCannotControl(t, "Stop of an external redis", "REDIS_ADDRS", r.Stop)
+	checkCannotControl(t, "Start of an external redis", "REDIS_ADDRS", r.Start)
+	checkCannotControl(t, "Kill of an external redis", "REDIS_ADDRS", r.Kill)
+	if err := redisPing(addr); err != nil {
+		t.Fatalf("the external redis after the refused faults: %v", err)
+	}
+}
+
 func TestRedisN(t *testing.T) {
 	rs := StartRedisN(t, 3)
 	seen := map[string]bool{}
@@ -56,7 +73,7 @@ func TestRedisN(t *testing.T) {
 func TestMemcachedRestart(t *testing.T) {
 	m := StartMemcached(t)
 	if m.External() {
-		t.Skip("MEMCACHED_ADDRS is set")
+		Unavailable(t, "stopping memcached needs a server this harness starts; MEMCACHED_ADDRS is set")
 	}
 	addr := m.Addr()
 	if got := memcachedCmd(t, addr, "set k 0 0 1\r\nv\r\n"); got != "STORED\r\n" {

@@ -29,20 +29,24 @@ const (
 )
 
 // Required reports whether ZKR_REQUIRE_INTEGRATION=1, as set by `make test`
-// and CI: then a test whose server cannot be had fails instead of skipping.
+// and CI: then a test whose server, or a fault it injects, cannot be had
+// fails instead of skipping.
 func Required() bool {
 	return os.Getenv(RequireEnv) == "1"
 }
 
-// Unavailable ends t because a server it needs cannot be had. The message,
-// formatted from format and args, should say how to get the server
-// (apt-get install ..., or ZK_SERVERS=...). t is skipped, or fails when
-// Required.
+// Unavailable ends t because something it needs cannot be had: a server,
+// or a fault it injects (stopping, killing or pausing a server this
+// harness did not start, as those of ZK_SERVERS, REDIS_ADDRS and
+// MEMCACHED_ADDRS). The message, formatted from format and args, should
+// say what is missing and how to get it (apt-get install ..., or
+// ZK_SERVERS=...). t is skipped, or fails when Required: a run that must
+// test everything is never green with a fault skipped.
 func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if Required() {
-		t.Fatalf("%s\n(%s=1, so a missing server is a failure, not a skip)", msg, RequireEnv)
+		t.Fatalf("%s\n(%s=1, so what this run cannot have is a failure, not a skip)", msg, RequireEnv)
 	}
 	t.Skip(msg)
 }

@@ -213,7 +213,8 @@ func (z *ZK) ConnectString() string { return strings.Join(z.Servers(), ",") }
 func (z *ZK) Members() []*ZKMember { return append([]*ZKMember(nil), z.members...) }
 
 // External reports whether the servers come from ZK_SERVERS; their members
-// cannot be stopped, started or paused (those calls skip the test).
+// cannot be stopped, started or paused (those calls are Unavailable:
+// they skip the test, or fail it when Required).
 func (z *ZK) External() bool { return z.external }
 
 // Leader returns the member whose `srvr` says Mode: leader (or standalone),

@@ -143,139 +143,172 @@ func (b Backend) checkToken(t *testing.T, lease recipes.Lease, hasToken bool, to
 // server error. Its locks (AcquisitionLocks) must be free at once.
 func RunAcquisitions(t *testing.T, b Backend) {
 	ctx := scenarioContext(t)
-
-	t.Run("free, re-entered, released", func(t *testing.T) {
-		id := b.ID("free")
-		own, byCtx := New(), New()
-		l := b.Lock(t, "free", own.Trace())
-		lease, err := l.Acquire(recipes.WithTrace(ctx, byCtx.Trace()))
-		require.NoError(t, err)
-		for _, rec := range []*Recorder{own, byCtx} {
-			d := b.acquisition(t, rec, 1, id, false)
-			assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-			assert.NoError(t, d.Err)
-			assert.False(t, d.Contended)
-			assert.False(t, d.Reentered)
-			b.checkToken(t, lease, d.HasToken, d.Token)
-		}
-		assert.Equal(t, own.Dones()[0].ID, byCtx.Dones()[0].ID, "one acquisition, reported to both traces")
-
-		// Re-entered twice with the lease's context, which carries the
-		// context's trace: both traces see it.
-		again, err := l.Acquire(lease.Context())
-		require.NoError(t, err)
-		third, err := l.TryAcquire(again.Context())
-		require.NoError(t, err)
-		for _, rec := range []*Recorder{own, byCtx} {
-			for n, try := range map[int]bool{2: false, 3: true} {
-				d := b.acquisition(t, rec, n, id, try)
-				assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-				assert.True(t, d.Reentered)
-				assert.False(t, d.Contended)
-				if !b.NoToken {
-					token, _ := lease.Token()
-					assert.Equal(t, token, d.Token)
-				}
-			}
-		}
-		require.NoError(t, third.Release(ctx))
-		require.NoError(t, again.Release(ctx))
-		assert.Empty(t, own.Ends(), "a holding ends at its last Release")
-		require.NoError(t, lease.Release(ctx))
-		for _, rec := range []*Recorder{own, byCtx} {
-			end := rec.AwaitEnd(t, 1)
-			assert.Equal(t, recipes.EndReleased, end.Cause)
-			assert.Equal(t, recipes.ErrReleased, end.Err)
-			assert.Equal(t, id, end.Lock)
-			assert.Positive(t, end.Held)
-			assert.False(t, end.HasMargin)
-			b.checkToken(t, lease, end.HasToken, end.Token)
-			assert.Len(t, rec.Ends(), 1, "one LeaseEnd for the holding and its re-entries")
-		}
-	})
+	t.Run("free, re-entered, released", func(t *testing.T) { acquireFreeReenterRelease(ctx, t, b) })
 
 	// The lock is held by another Lock from here on.
 	held, err := b.Lock(t, "held", nil).Acquire(ctx)
 	require.NoError(t, err)
-	id := b.ID("held")
-	var contender recipes.Locker
+	w := waiter{b: b, ctx: ctx, id: b.ID("held")}
 	if b.Contender != nil {
-		contender = b.Contender(t, "held")
+		w.contender = b.Contender(t, "held")
 	} else {
-		contender = b.Lock(t, "held", nil)
+		w.contender = b.Lock(t, "held", nil)
 	}
+	t.Run("TryAcquire on a held lock", w.tryHeld)
+	t.Run("deadline while waiting", w.deadline)
+	t.Run("cancelled while waiting", w.cancelled)
+	t.Run("acquired behind a holder", func(t *testing.T) { w.acquireBehind(t, held) })
+	t.Run("server error", func(t *testing.T) { acquireBroken(ctx, t, b) })
+}
 
-	t.Run("TryAcquire on a held lock", func(t *testing.T) {
-		rec := New()
-		_, err := contender.TryAcquire(recipes.WithTrace(ctx, rec.Trace()))
-		require.ErrorIs(t, err, recipes.ErrLocked)
-		d := b.acquisition(t, rec, 1, id, true)
-		assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrLocked)
-		assert.True(t, d.Contended)
-		assert.False(t, d.HasToken)
-		require.Len(t, rec.Queued(), 1)
-		assert.Equal(t, rec.Starts()[0].ID, rec.Queued()[0].ID)
-	})
-
-	t.Run("deadline while waiting", func(t *testing.T) {
-		rec := New()
-		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		defer cancel()
-		_, err := contender.Acquire(recipes.WithTrace(short, rec.Trace()))
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		d := b.acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
-		assert.True(t, d.Contended, "the first attempt found the lock held")
-	})
-
-	t.Run("cancelled while waiting", func(t *testing.T) {
-		rec := New()
-		cctx, cancel := context.WithCancel(recipes.WithTrace(ctx, rec.Trace()))
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			_, err := contender.Acquire(cctx)
-			done <- err
-		}()
-		rec.Await(t, "AcquireQueued", func(r *Recorder) bool { return len(r.Queued()) > 0 })
-		cancel()
-		require.ErrorIs(t, <-done, context.Canceled)
-		d := b.acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
-		assert.True(t, d.Contended)
-	})
-
-	t.Run("acquired behind a holder", func(t *testing.T) {
-		rec := New()
-		got := make(chan recipes.Lease, 1)
-		go func() {
-			lease, err := contender.Acquire(recipes.WithTrace(ctx, rec.Trace()))
-			assert.NoError(t, err)
-			got <- lease
-		}()
-		rec.Await(t, "AcquireQueued", func(r *Recorder) bool { return len(r.Queued()) > 0 })
-		require.NoError(t, held.Release(ctx))
-		lease := <-got
-		require.NotNil(t, lease)
+// acquireFreeReenterRelease: a free lock acquired with a trace of its own
+// and one in the context (one acquisition, reported to both), re-entered
+// twice, then released (one LeaseEnd, at the last Release).
+func acquireFreeReenterRelease(ctx context.Context, t *testing.T, b Backend) {
+	id := b.ID("free")
+	own, byCtx := New(), New()
+	l := b.Lock(t, "free", own.Trace())
+	lease, err := l.Acquire(recipes.WithTrace(ctx, byCtx.Trace()))
+	require.NoError(t, err)
+	for _, rec := range []*Recorder{own, byCtx} {
 		d := b.acquisition(t, rec, 1, id, false)
 		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-		assert.True(t, d.Contended)
-		b.checkToken(t, lease, d.HasToken, d.Token)
-		require.NoError(t, lease.Release(ctx))
-	})
-
-	t.Run("server error", func(t *testing.T) {
-		rec := New()
-		_, err := b.Broken(t, brokenLock, rec.Trace()).Acquire(ctx)
-		require.Error(t, err)
-		b.BrokenErr(t, err)
-		d := b.acquisition(t, rec, 1, b.ID(brokenLock), false)
-		assert.Equal(t, recipes.OutcomeError, d.Outcome)
-		assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
+		assert.NoError(t, d.Err)
 		assert.False(t, d.Contended)
-		assert.False(t, d.HasToken)
-	})
+		assert.False(t, d.Reentered)
+		b.checkToken(t, lease, d.HasToken, d.Token)
+	}
+	assert.Equal(t, own.Dones()[0].ID, byCtx.Dones()[0].ID, "one acquisition, reported to both traces")
+
+	again, third := reenterTwice(ctx, t, b, l, lease, id, own, byCtx)
+	require.NoError(t, third.Release(ctx))
+	require.NoError(t, again.Release(ctx))
+	assert.Empty(t, own.Ends(), "a holding ends at its last Release")
+	require.NoError(t, lease.Release(ctx))
+	for _, rec := range []*Recorder{own, byCtx} {
+		end := rec.AwaitEnd(t, 1)
+		assert.Equal(t, recipes.EndReleased, end.Cause)
+		assert.Equal(t, recipes.ErrReleased, end.Err)
+		assert.Equal(t, id, end.Lock)
+		assert.Positive(t, end.Held)
+		assert.False(t, end.HasMargin)
+		b.checkToken(t, lease, end.HasToken, end.Token)
+		assert.Len(t, rec.Ends(), 1, "one LeaseEnd for the holding and its re-entries")
+	}
+}
+
+// reenterTwice re-enters lease twice with its context, which carries the
+// context's trace: both traces see each re-entry, with lease's token.
+func reenterTwice(ctx context.Context, t *testing.T, b Backend, l recipes.Locker, lease recipes.Lease,
+	id recipes.LockID, own, byCtx *Recorder) (again, third recipes.Lease) {
+	again, err := l.Acquire(lease.Context())
+	require.NoError(t, err)
+	third, err = l.TryAcquire(again.Context())
+	require.NoError(t, err)
+	for _, rec := range []*Recorder{own, byCtx} {
+		for n, try := range map[int]bool{2: false, 3: true} {
+			d := b.acquisition(t, rec, n, id, try)
+			assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+			assert.True(t, d.Reentered)
+			assert.False(t, d.Contended)
+			if !b.NoToken {
+				token, _ := lease.Token()
+				assert.Equal(t, token, d.Token)
+			}
+		}
+	}
+	return again, third
+}
+
+// waiter is the contender for the lock "held" (id) that another Lock holds,
+// in the scenarios of RunAcquisitions that wait.
+type waiter struct {
+	b         Backend
+	ctx       context.Context
+	id        recipes.LockID
+	contender recipes.Locker
+}
+
+// tryHeld: TryAcquire is refused with ErrLocked, reported as contended,
+// with no token, after one AcquireQueued.
+func (w waiter) tryHeld(t *testing.T) {
+	rec := New()
+	_, err := w.contender.TryAcquire(recipes.WithTrace(w.ctx, rec.Trace()))
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	d := w.b.acquisition(t, rec, 1, w.id, true)
+	assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
+	assert.ErrorIs(t, d.Err, recipes.ErrLocked)
+	assert.True(t, d.Contended)
+	assert.False(t, d.HasToken)
+	require.Len(t, rec.Queued(), 1)
+	assert.Equal(t, rec.Starts()[0].ID, rec.Queued()[0].ID)
+}
+
+// deadline: an Acquire whose context's deadline passes while it waits is
+// reported as a timeout.
+func (w waiter) deadline(t *testing.T) {
+	rec := New()
+	short, cancel := context.WithTimeout(w.ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err := w.contender.Acquire(recipes.WithTrace(short, rec.Trace()))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	d := w.b.acquisition(t, rec, 1, w.id, false)
+	assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
+	assert.True(t, d.Contended, "the first attempt found the lock held")
+}
+
+// cancelled: an Acquire whose context is cancelled once it is queued is
+// reported as cancelled.
+func (w waiter) cancelled(t *testing.T) {
+	rec := New()
+	cctx, cancel := context.WithCancel(recipes.WithTrace(w.ctx, rec.Trace()))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.contender.Acquire(cctx)
+		done <- err
+	}()
+	rec.Await(t, "AcquireQueued", func(r *Recorder) bool { return len(r.Queued()) > 0 })
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	d := w.b.acquisition(t, rec, 1, w.id, false)
+	assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
+	assert.True(t, d.Contended)
+}
+
+// acquireBehind: an Acquire queued behind held is granted when held is
+// released, reported as contended, with its lease's token.
+func (w waiter) acquireBehind(t *testing.T, held recipes.Lease) {
+	rec := New()
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		lease, err := w.contender.Acquire(recipes.WithTrace(w.ctx, rec.Trace()))
+		assert.NoError(t, err)
+		got <- lease
+	}()
+	rec.Await(t, "AcquireQueued", func(r *Recorder) bool { return len(r.Queued()) > 0 })
+	require.NoError(t, held.Release(w.ctx))
+	lease := <-got
+	require.NotNil(t, lease)
+	d := w.b.acquisition(t, rec, 1, w.id, false)
+	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.True(t, d.Contended)
+	w.b.checkToken(t, lease, d.HasToken, d.Token)
+	require.NoError(t, lease.Release(w.ctx))
+}
+
+// acquireBroken: an Acquire whose server fails is reported as an error
+// that is ErrNotAcquired, not contended, with no token.
+func acquireBroken(ctx context.Context, t *testing.T, b Backend) {
+	rec := New()
+	_, err := b.Broken(t, brokenLock, rec.Trace()).Acquire(ctx)
+	require.Error(t, err)
+	b.BrokenErr(t, err)
+	d := b.acquisition(t, rec, 1, b.ID(brokenLock), false)
+	assert.Equal(t, recipes.OutcomeError, d.Outcome)
+	assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
+	assert.False(t, d.Contended)
+	assert.False(t, d.HasToken)
 }
 
 // RunLeaseEnds checks how a holding ends, as a Trace sees it, and its

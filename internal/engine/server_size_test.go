@@ -1,4 +1,4 @@
-package mutex_test
+package engine_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -25,8 +24,7 @@ func TestOversizedDataIsRefusedBeforeSending(t *testing.T) {
 	kept, err := newMutex(t, c, "/faults/size-kept").Acquire(ctx)
 	require.NoError(t, err)
 
-	m, err := mutex.New(c, "/faults/size", mutex.WithData(make([]byte, session.DefaultMaxRequestSize)))
-	require.NoError(t, err)
+	m := newMutexWithData(t, c, "/faults/size", make([]byte, session.DefaultMaxRequestSize))
 	_, err = m.Acquire(context.Background()) // must end by itself
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
 	require.ErrorIs(t, err, session.ErrRequestTooLarge)
@@ -51,9 +49,8 @@ func TestOversizedDataIsRefusedBeforeSending(t *testing.T) {
 func TestCreateThatDropsTheConnectionIsNotRetriedForever(t *testing.T) {
 	for _, policy := range []session.ErrorPolicy{session.SuspendedIsLost, session.OnlyLostIsLost} {
 		c := connect(t, sharedServers(t), session.WithMaxRequestSize(2<<20), session.WithErrorPolicy(policy))
-		m, err := mutex.New(c, "/faults/size-server", mutex.WithData(make([]byte, 1100000)))
-		require.NoError(t, err)
-		_, err = m.Acquire(context.Background()) // must end by itself
+		m := newMutexWithData(t, c, "/faults/size-server", make([]byte, 1100000))
+		_, err := m.Acquire(context.Background()) // must end by itself
 		require.ErrorIs(t, err, recipes.ErrNotAcquired, "policy %v", policy)
 		assert.Contains(t, err.Error(), "jute.maxbuffer")
 		assert.Contains(t, err.Error(), "dropped 4 times in a row")

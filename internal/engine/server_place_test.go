@@ -1,4 +1,4 @@
-package mutex_test
+package engine_test
 
 import (
 	"context"
@@ -11,14 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // acquireAsync starts m.Acquire(ctx) and returns where its result comes.
-func acquireAsync(m *mutex.Mutex, ctx context.Context) <-chan recipes.Lease {
+func acquireAsync(m recipes.Locker, ctx context.Context) <-chan recipes.Lease {
 	got := make(chan recipes.Lease, 1)
 	go func() {
 		l, err := m.Acquire(ctx)

@@ -1,4 +1,4 @@
-package mutex_test
+package engine_test
 
 import (
 	"context"
@@ -11,36 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
-
-func newMutex(t testing.TB, c *session.Client, path string) *mutex.Mutex {
-	t.Helper()
-	m, err := mutex.New(c, path)
-	require.NoError(t, err)
-	return m
-}
-
-// children lists a lock path (nil when it does not exist).
-func children(t testing.TB, c *session.Client, path string) []string {
-	t.Helper()
-	kids, _, err := c.Children(ctxT(t), path)
-	if err != nil {
-		return nil
-	}
-	return kids
-}
-
-// waitForNodes waits (bounded) until path has n children.
-func waitForNodes(t testing.TB, c *session.Client, path string, n int) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(children(t, c, path)) == n },
-		waitLimit, 20*time.Millisecond, "want %d nodes under %s, have %v", n, path, children(t, c, path))
-}
 
 // The holder's connection is blackholed past the session timeout: its lease
 // is cancelled before any other process acquires the lock.

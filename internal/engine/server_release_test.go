@@ -1,4 +1,4 @@
-package mutex_test
+package engine_test
 
 import (
 	"context"
