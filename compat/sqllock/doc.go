@@ -7,8 +7,8 @@
 // github.com/go-sql-driver/mysql yourself.
 //
 //	db, _ := sql.Open("pgx", "postgres://app@db/app")
-//	c, _ := sqllock.NewClient(db, sqllock.PostgreSQL,
-//		sqllock.WithListener(pgxlisten.New(config))) // github.com/zkrecipes/zkrecipes/contrib/pgxlisten
+//	listener, _ := pgxlistener.Parse("postgres://app@db/app") // compat/sqllock/pgxlistener: links pgx
+//	c, _ := sqllock.NewClient(db, sqllock.PostgreSQL, sqllock.WithListener(listener))
 //	defer c.Close()
 //	_ = c.CreateTable(ctx) // once, or apply c.DDL() with your migrations
 //	l, _ := sqllock.New(c, "orders", sqllock.WithTTL(10*time.Second))
