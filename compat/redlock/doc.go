@@ -4,8 +4,9 @@
 // token: Lease.Token says so, (0, false).
 //
 //	servers := []redlock.Redis{redis.NewClient(...), redis.NewClient(...), redis.NewClient(...)}
-//	l, _ := redlock.New(servers, "orders", redlock.WithTTL(10*time.Second))
-//	defer l.Close() // waits for its clean-ups: nothing of it left on the servers
+//	c, _ := redlock.NewClient(servers) // the servers, key prefix, server timeout
+//	defer c.Close()                    // waits for its clean-ups: nothing of it left on the servers
+//	l, _ := redlock.New(c, "orders", redlock.WithTTL(10*time.Second))
 //	lease, err := l.Acquire(ctx)
 //
 // # How it works
@@ -93,11 +94,11 @@
 //
 // # What it needs of the servers, and what it checks
 //
-//   - Independent servers. New refuses the same client twice and two
+//   - Independent servers. NewClient refuses the same client twice and two
 //     clients with the same address (as written); it cannot tell replicas
 //     of one server, or one server behind two names.
 //   - No eviction: maxmemory 0, or maxmemory-policy noeviction. At the
-//     Lock's first use of each server it reads both settings (INFO memory)
+//     Client's first use of each server it reads both settings (INFO memory)
 //     and refuses a server that may evict: Acquire returns an error that
 //     names the server and the setting, whatever the other servers say.
 //     A server whose settings cannot be read within the server timeout
@@ -121,8 +122,8 @@
 // until ctx ends, and Acquire returns at ctx's end, once what its last
 // attempt took is released (past ctx's end: a server timeout, and 2 s at
 // most in all). Where a server did not answer by then, the release goes
-// on in the background until the keys would have expired anyway; Close
-// waits for it.
+// on in the background until the keys would have expired anyway; the
+// Client's Close waits for it.
 //
 // # No fencing token
 //
@@ -138,7 +139,7 @@
 //
 // # Secured servers
 //
-// Authentication and TLS are the clients': New takes the go-redis clients
+// Authentication and TLS are the clients': NewClient takes the go-redis clients
 // as they are, each with its redis.Options Username and Password (an ACL
 // user; Password alone is the default user's, requirepass) and TLSConfig.
 // Over TLS a new connection costs a handshake (round trips and crypto)
