@@ -16,7 +16,8 @@ import (
 // (compat/redislock); the other choices for the same lock are:
 //
 //	// One memcached (compat/memcachedlock): fenced too; waiters poll.
-//	l, err := memcachedlock.New(memcache.New(addr), "shipping", memcachedlock.WithServerAddr(addr))
+//	c, err := memcachedlock.NewClient(memcache.New(addr), memcachedlock.WithServerAddr(addr))
+//	l, err := memcachedlock.New(c, "shipping")
 //	// Independent Redis servers (compat/redlock): a majority holds it; no fencing token.
 //	c, err := redlock.NewClient([]redlock.Redis{r1, r2, r3})
 //	l, err := redlock.New(c, "shipping")

@@ -3,9 +3,9 @@
 // links neither ZooKeeper nor go-redis.
 //
 //	mc := memcache.New("127.0.0.1:11211")
-//	l, _ := memcachedlock.New(mc, "orders",
-//		memcachedlock.WithServerAddr("127.0.0.1:11211"), // checks that memcached runs with -M
-//		memcachedlock.WithTTL(10*time.Second))
+//	c, _ := memcachedlock.NewClient(mc, memcachedlock.WithServerAddr("127.0.0.1:11211")) // checks that memcached runs with -M
+//	defer c.Close() // waits for its clean-ups: nothing of it left in memcached
+//	l, _ := memcachedlock.New(c, "orders", memcachedlock.WithTTL(10*time.Second))
 //	lease, err := l.Acquire(ctx)
 //
 // # How it works
@@ -119,7 +119,7 @@
 // full, unless it runs with -M (--disable-evictions: then a write that
 // does not fit fails with "out of memory"). An evicted lock item lets
 // another client in while its holder trusts its lease, until the holder's
-// next renewal finds it gone. So New needs WithServerAddr, the address of
+// next renewal finds it gone. So NewClient needs WithServerAddr, the address of
 // mc's server: the first Acquire reads its settings (stats settings) and
 // refuses, with an error that is ErrEvictions (and permanent), a server
 // that runs with evictions on. WithoutEvictionCheck skips the check and
@@ -137,9 +137,9 @@
 // background, when Release's context ends or the network fails). An
 // Acquire whose context ends while its add is out waits for the answer
 // and deletes the item it added before it returns (2 s at most; then in
-// the background). Close waits for the clean-ups in the background
-// (ttl.CloseWait at most): a program that releases its leases and closes
-// its Locks before it exits leaves nothing but markers behind.
+// the background). The Client's Close waits for the clean-ups in the
+// background (ttl.CloseWait at most): a program that releases its leases
+// and closes its Client before it exits leaves nothing but markers behind.
 //
 // # Secured servers
 //
