@@ -301,11 +301,12 @@ func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, whe
 		return nil, nil, fmt.Errorf("cannot reach %s: %w", where, err)
 	}
 	opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
+	var copts []redislock.ClientOption
 	if b.noCheck {
-		opts = append(opts, redislock.WithoutEvictionCheck())
+		copts = append(copts, redislock.WithoutEvictionCheck())
 	}
 	if b.keyPrefix != "" {
-		opts = append(opts, redislock.WithKeyPrefix(b.keyPrefix))
+		copts = append(copts, redislock.WithKeyPrefix(b.keyPrefix))
 	}
 	if b.acks > 0 {
 		wait := b.ackWait
@@ -314,7 +315,7 @@ func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, whe
 		}
 		opts = append(opts, redislock.WithReplicaAck(b.acks, wait))
 	}
-	c, err := redislock.NewClient(r)
+	c, err := redislock.NewClient(r, copts...)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

@@ -168,7 +168,7 @@
 // and replicas, and SentinelUsername and SentinelPassword for the
 // sentinels; redis.ClusterOptions have them for every node.
 //
-// WithKeyPrefix puts the lock's keys and its grant channel under a
+// WithKeyPrefix puts the keys and grant channel of a Client's locks under a
 // prefix, so that a Redis ACL can grant a user the lock's own keys and
 // channels and nothing else: ACLRule(prefix) is the rule (Redis 7.0 or
 // later), and its doc says what each command is for and which ones a
