@@ -15,7 +15,7 @@ TEST_P ?= 4
 # The modules of the repository: the library, the heavy test tooling
 # (Docker path, the demo, benchmark peers) that its users must not inherit,
 # and the adapters that link a driver (contrib/).
-MODULES := . integration contrib/pgxlisten contrib/otelrecipes
+MODULES := . integration contrib/otelrecipes
 # each runs a command in every module, stopping at the first failure.
 each = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 

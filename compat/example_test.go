@@ -16,9 +16,11 @@ import (
 // (compat/redislock); the other choices for the same lock are:
 //
 //	// One memcached (compat/memcachedlock): fenced too; waiters poll.
-//	l, err := memcachedlock.New(memcache.New(addr), "shipping", memcachedlock.WithServerAddr(addr))
+//	c, err := memcachedlock.NewClient(memcache.New(addr), memcachedlock.WithServerAddr(addr))
+//	l, err := memcachedlock.New(c, "shipping")
 //	// Independent Redis servers (compat/redlock): a majority holds it; no fencing token.
-//	l, err := redlock.New([]redlock.Redis{r1, r2, r3}, "shipping")
+//	c, err := redlock.NewClient([]redlock.Redis{r1, r2, r3})
+//	l, err := redlock.New(c, "shipping")
 //	// ZooKeeper (package mutex): fenced, fair, and told of a session's loss.
 //	l, err := mutex.New(client, "/locks/shipping")
 func Example() {

@@ -263,21 +263,26 @@ func (b *backendOptions) openCompat(ctx context.Context, name string, rep *repor
 	for i, c := range clients {
 		servers[i] = c
 	}
-	opts := []redlock.Option{redlock.WithTTL(b.ttlOr(redlock.DefaultTTL))}
+	var copts []redlock.ClientOption
 	if b.noCheck {
-		opts = append(opts, redlock.WithoutEvictionCheck())
+		copts = append(copts, redlock.WithoutEvictionCheck())
 	}
 	if b.keyPrefix != "" {
-		opts = append(opts, redlock.WithKeyPrefix(b.keyPrefix))
+		copts = append(copts, redlock.WithKeyPrefix(b.keyPrefix))
 	}
-	l, err := redlock.New(servers, name, opts...)
+	c, err := redlock.NewClient(servers, copts...)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	// The Lock first: it waits for its releases in the background, which
-	// need the clients.
-	return l, func() { _ = l.Close(); closeAll() }, nil
+	l, err := redlock.New(c, name, redlock.WithTTL(b.ttlOr(redlock.DefaultTTL)))
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	// The Client first: it waits for its releases in the background, which
+	// need the go-redis clients.
+	return l, func() { _ = c.Close(); closeAll() }, nil
 }
 
 // redisClient is a go-redis client redislock takes.
@@ -296,11 +301,12 @@ func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, whe
 		return nil, nil, fmt.Errorf("cannot reach %s: %w", where, err)
 	}
 	opts := []redislock.Option{redislock.WithTTL(b.ttlOr(redislock.DefaultTTL))}
+	var copts []redislock.ClientOption
 	if b.noCheck {
-		opts = append(opts, redislock.WithoutEvictionCheck())
+		copts = append(copts, redislock.WithoutEvictionCheck())
 	}
 	if b.keyPrefix != "" {
-		opts = append(opts, redislock.WithKeyPrefix(b.keyPrefix))
+		copts = append(copts, redislock.WithKeyPrefix(b.keyPrefix))
 	}
 	if b.acks > 0 {
 		wait := b.ackWait
@@ -309,7 +315,7 @@ func (b *backendOptions) redisLock(ctx context.Context, r redisClient, name, whe
 		}
 		opts = append(opts, redislock.WithReplicaAck(b.acks, wait))
 	}
-	c, err := redislock.NewClient(r)
+	c, err := redislock.NewClient(r, copts...)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

@@ -10,8 +10,8 @@ import (
 )
 
 // memcachedLock connects to the memcached of --memcached (checking that it
-// answers) and returns the lock named name and what closes it: the lock's
-// Close first, which waits for its clean-ups in the background (an item
+// answers) and returns the lock named name and what closes it: the
+// memcachedlock Client's Close first, which waits for its clean-ups in the background (an item
 // an attempt left when a signal ended the wait, a release that failed;
 // ttl.CloseWait at most, and says so on stderr when it had to stop them),
 // then the client.
@@ -23,20 +23,25 @@ func (b *backendOptions) memcachedLock(ctx context.Context, name string, rep *re
 	}
 	// The address is given also without the eviction check: the fencing
 	// tokens need the server's start time, which the lock reads there.
-	opts := []memcachedlock.Option{memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL)), memcachedlock.WithServerAddr(b.memcached)}
+	copts := []memcachedlock.ClientOption{memcachedlock.WithServerAddr(b.memcached)}
 	if b.keyPrefix != "" {
-		opts = append(opts, memcachedlock.WithKeyPrefix(b.keyPrefix))
+		copts = append(copts, memcachedlock.WithKeyPrefix(b.keyPrefix))
 	}
 	if b.noCheck {
-		opts = append(opts, memcachedlock.WithoutEvictionCheck())
+		copts = append(copts, memcachedlock.WithoutEvictionCheck())
 	}
-	l, err := memcachedlock.New(mc, name, opts...)
+	c, err := memcachedlock.NewClient(mc, copts...)
+	if err != nil {
+		_ = mc.Close()
+		return nil, nil, err
+	}
+	l, err := memcachedlock.New(c, name, memcachedlock.WithTTL(b.ttlOr(memcachedlock.DefaultTTL)))
 	if err != nil {
 		_ = mc.Close()
 		return nil, nil, err
 	}
 	return l, func() {
-		if err := l.Close(); err != nil {
+		if err := c.Close(); err != nil {
 			rep.errorf("%v", err)
 		}
 		_ = mc.Close()

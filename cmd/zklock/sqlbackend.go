@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -163,7 +163,7 @@ func (b *backendOptions) openSQL(ctx context.Context, name string, rep *reporter
 		opts = append(opts, sqllock.WithoutDurabilityCheck())
 	}
 	if dialect == sqllock.PostgreSQL {
-		l, err := pgxlisten.Parse(b.listenOr())
+		l, err := pgxlistener.Parse(b.listenOr())
 		if err != nil { // not expected: validate parsed it
 			_ = db.Close()
 			return nil, nil, fmt.Errorf("%w: --listen-dsn: %v", recipes.ErrInvalidArgument, err)

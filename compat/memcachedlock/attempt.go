@@ -28,17 +28,17 @@ const (
 // take is acquire after its checks: it adds the item, polling while it
 // is held, until it holds the lock or gives up.
 func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
-	if l.closed.Load() {
+	if l.c.closed.Load() {
 		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
 	}
 	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
-		err := l.checkServer(ctx)
+		err := l.c.checkServer(ctx)
 		if err == nil {
 			id := []byte(uuid.NewString()) // one per attempt: a clean-up never deletes a later attempt's item
 			sent := time.Now()
 			var g grant
 			if g, err = l.add(ctx, id); err == nil {
-				le, err := ttl.Hold(ctx, l, g.token, g.hasToken, sent, l.terms, &server{l: l, id: id, cas: g.cas}, l.bg)
+				le, err := ttl.Hold(ctx, l, g.token, g.hasToken, sent, l.terms, &server{l: l, id: id, cas: g.cas}, &l.c.bg)
 				if err != nil {
 					return nil, err
 				}
@@ -88,7 +88,7 @@ func (l *Lock) add(ctx context.Context, id []byte) (grant, error) {
 		err error
 	}
 	res := make(chan result, 1)
-	l.bg.Go(ctx, func(context.Context) {
+	l.c.bg.Go(ctx, func(context.Context) {
 		g, err := l.try(id)
 		res <- result{g, err}
 	})
@@ -112,7 +112,7 @@ func (l *Lock) add(ctx context.Context, id []byte) (grant, error) {
 	case <-within.Done():
 		// The attempt has not answered yet: its clean-up waits for it in
 		// the background.
-		l.bg.Go(ctx, func(bg context.Context) {
+		l.c.bg.Go(ctx, func(bg context.Context) {
 			select {
 			case r := <-res:
 				if r.err == nil || mayHaveAdded(r.err) {
@@ -143,11 +143,11 @@ func mayHaveAdded(err error) bool {
 // While the server is quiet it deletes the item again and returns
 // ErrQuiet.
 func (l *Lock) try(id []byte) (grant, error) {
-	err := l.mc.Add(&memcache.Item{Key: l.key, Value: id, Expiration: l.seconds()})
+	err := l.c.mc.Add(&memcache.Item{Key: l.key, Value: id, Expiration: l.seconds()})
 	if err != nil {
 		return grant{}, permanent(err)
 	}
-	items, err := l.mc.GetMulti([]string{l.key, l.aliveKey, l.quietKey})
+	items, err := l.c.mc.GetMulti([]string{l.key, l.aliveKey, l.quietKey})
 	if err != nil {
 		return grant{}, fmt.Errorf("read back after add: %w", permanent(err))
 	}
@@ -165,7 +165,7 @@ func (l *Lock) try(id []byte) (grant, error) {
 			return grant{}, fmt.Errorf("delete the lock item added while the server is quiet: %w", err)
 		}
 		return grant{}, ErrQuiet
-	case l.addr == "":
+	case l.c.addr == "":
 		return grant{cas: it.CasID}, nil // no token without the server's clock
 	}
 	token, err := fence(start, it.CasID)
@@ -178,7 +178,7 @@ func (l *Lock) try(id []byte) (grant, error) {
 func (l *Lock) cleanUp(ctx context.Context, id []byte, cas uint64) {
 	err := l.call(ctx, func() error { return l.deleteOurs(id, cas) })
 	if err != nil && !errors.Is(err, ttl.ErrNotOurs) && !errors.Is(err, ttl.ErrPermanent) {
-		l.bg.Go(ctx, func(bg context.Context) { l.abandon(bg, id) })
+		l.c.bg.Go(ctx, func(bg context.Context) { l.abandon(bg, id) })
 	}
 }
 
@@ -203,7 +203,7 @@ func (l *Lock) abandon(ctx context.Context, id []byte) {
 // first (op goes on, and its result is dropped).
 func (l *Lock) call(ctx context.Context, op func() error) error {
 	res := make(chan error, 1)
-	l.bg.Go(ctx, func(context.Context) { res <- op() })
+	l.c.bg.Go(ctx, func(context.Context) { res <- op() })
 	select {
 	case err := <-res:
 		return err

@@ -64,16 +64,16 @@ func runRound(ctx context.Context, addr, key string, at int64) *round {
 	r := &round{key: key}
 	// No eviction check (the harness runs memcached with -M): its
 	// connection would delay the timed add.
-	opts := []memcachedlock.Option{memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTTL(memcachedlock.MinTTL)}
+	opts := []any{memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTTL(memcachedlock.MinTTL)}
 	hmc := &stalled{Client: memcache.New(addr), gate: make(chan struct{})}
 	cmc := memcache.New(addr)
 	defer func() { hmc.open(); _ = hmc.Client.Close(); _ = cmc.Close() }()
-	holder, err := memcachedlock.New(hmc, key, opts...)
+	_, holder, err := openLock(hmc, key, opts...)
 	if err != nil {
 		r.err = err
 		return r
 	}
-	contender, err := memcachedlock.New(cmc, key, opts...)
+	_, contender, err := openLock(cmc, key, opts...)
 	if err != nil {
 		r.err = err
 		return r

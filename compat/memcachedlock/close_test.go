@@ -18,33 +18,33 @@ import (
 // releaseFailed returns a Lock of key on a new server m, through the
 // proxy p, whose lease's Release failed on a blackholed connection: the
 // release goes on in the background, and p is still blackholed.
-func releaseFailed(t *testing.T, key string) (l *memcachedlock.Lock, m *harness.Memcached, p *harness.Proxy) {
+func releaseFailed(t *testing.T, key string) (c *memcachedlock.Client, l *memcachedlock.Lock, m *harness.Memcached, p *harness.Proxy) {
 	t.Helper()
 	m = harness.StartMemcached(t)
 	markFresh(t, client(t, m.Addr()), key)
 	p = harness.NewProxy(t, m.Addr())
 	awaitBackground(t)
 	ctx := ctxT(t)
-	l = newLock(t, client(t, p.Addr()), key, withServer(m, 20*time.Second)...)
+	c, l = newClientLock(t, client(t, p.Addr()), key, withServer(m, 20*time.Second)...)
 	lease, err := l.Acquire(ctx)
 	require.NoError(t, err)
 	p.Blackhole(t)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	require.Error(t, lease.Release(short), "a release over a blackholed connection")
-	return l, m, p
+	return c, l, m, p
 }
 
 // Close waits for a release that failed and goes on in the background:
-// when it returns, the lock's item is gone from memcached. Then the Lock
-// takes the lock no more.
+// when it returns, the lock's item is gone from memcached. Then the
+// Client's locks take the lock no more.
 func TestCloseWaitsForTheRelease(t *testing.T) {
-	l, m, p := releaseFailed(t, "closed")
+	c, l, m, p := releaseFailed(t, "closed")
 	// The network comes back while Close waits (were it not to wait, it
 	// would return before, and the item would still be there).
 	restore := time.AfterFunc(200*time.Millisecond, func() { p.Restore(t) })
 	defer restore.Stop()
-	require.NoError(t, l.Close())
+	require.NoError(t, c.Close())
 	_, err := client(t, m.Addr()).Get("closed")
 	require.ErrorIs(t, err, memcache.ErrCacheMiss, "Close returned before the release in the background freed the lock")
 
@@ -52,22 +52,22 @@ func TestCloseWaitsForTheRelease(t *testing.T) {
 		_, err := acquire(ctxT(t))
 		require.ErrorIs(t, err, recipes.ErrNotAcquired)
 		require.ErrorIs(t, err, memcachedlock.ErrClosed)
-		assert.Contains(t, err.Error(), "memcachedlock closed: memcachedlock: the Lock is closed")
+		assert.Contains(t, err.Error(), "memcachedlock closed: memcachedlock: the Client is closed")
 	}
-	require.NoError(t, l.Close(), "a second Close")
+	require.NoError(t, c.Close(), "a second Close")
 }
 
 // Close waits ttl.CloseWait at most: a release that cannot reach the
 // server is stopped then, and Close says so (memcached lets the item go at
 // its TTL).
 func TestCloseGivesUpAtCloseWait(t *testing.T) {
-	l, _, p := releaseFailed(t, "unreachable")
+	c, _, _, p := releaseFailed(t, "unreachable")
 	defer p.Restore(t)
 	start := time.Now()
-	err := l.Close()
+	err := c.Close()
 	t.Logf("Close returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "memcachedlock unreachable: ")
+	assert.Contains(t, err.Error(), "memcachedlock: ")
 	assert.Contains(t, err.Error(), "clean-up(s) stopped unfinished")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.GreaterOrEqual(t, time.Since(start), ttl.CloseWait, "Close gave up before ttl.CloseWait")
@@ -104,7 +104,7 @@ func TestGiveUpDeletesItsItem(t *testing.T) {
 	markFresh(t, client(t, m.Addr()), "given-up")
 	awaitBackground(t)
 	mc := &slowAnswer{Client: client(t, m.Addr()), key: "given-up", landed: make(chan struct{}), gate: make(chan struct{})}
-	l := newLock(t, mc, "given-up", withServer(m, 20*time.Second)...)
+	c, l := newClientLock(t, mc, "given-up", withServer(m, 20*time.Second)...)
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	done := make(chan error, 1)
@@ -120,5 +120,5 @@ func TestGiveUpDeletesItsItem(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = client(t, m.Addr()).Get("given-up")
 	require.ErrorIs(t, err, memcache.ErrCacheMiss, "the waiter that gave up left its item behind")
-	require.NoError(t, l.Close())
+	require.NoError(t, c.Close())
 }

@@ -73,9 +73,9 @@ func fence(start int64, cas uint64) (int64, error) {
 func (l *Lock) serverStart() (start int64, uptime time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	conn, err := l.dial(ctx, network(l.addr), l.addr)
+	conn, err := l.c.dial(ctx, network(l.c.addr), l.c.addr)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read the start time of memcached at %s: %w", l.addr, permanent(err))
+		return 0, 0, fmt.Errorf("read the start time of memcached at %s: %w", l.c.addr, permanent(err))
 	}
 	defer conn.Close()
 	deadline, _ := ctx.Deadline()
@@ -84,16 +84,16 @@ func (l *Lock) serverStart() (start int64, uptime time.Duration, err error) {
 	var refusal refused
 	if errors.As(err, &refusal) {
 		return 0, 0, ttl.Permanent(fmt.Errorf("read the start time of memcached at %s: stats: %w: the tokens need it (a Lock without WithServerAddr works without tokens)",
-			l.addr, err))
+			l.c.addr, err))
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("read the start time of memcached at %s (stats): %w", l.addr, permanent(err))
+		return 0, 0, fmt.Errorf("read the start time of memcached at %s (stats): %w", l.c.addr, permanent(err))
 	}
 	now, err1 := strconv.ParseInt(stats["time"], 10, 64)
 	up, err2 := strconv.ParseInt(stats["uptime"], 10, 64)
 	if err := errors.Join(err1, err2); err != nil || up < 0 {
 		return 0, 0, ttl.Permanent(fmt.Errorf("read the start time of memcached at %s: stats gives time %q and uptime %q: the tokens need both",
-			l.addr, stats["time"], stats["uptime"]))
+			l.c.addr, stats["time"], stats["uptime"]))
 	}
 	return now - up, time.Duration(up) * time.Second, nil
 }
@@ -108,7 +108,7 @@ func (l *Lock) dateMarker(marker *memcache.Item) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = l.mc.CompareAndSwap(&memcache.Item{Key: l.aliveKey, Value: markerValue(start), CasID: marker.CasID})
+	err = l.c.mc.CompareAndSwap(&memcache.Item{Key: l.aliveKey, Value: markerValue(start), CasID: marker.CasID})
 	switch {
 	case err == nil:
 		return start, nil
@@ -126,7 +126,7 @@ var errUndated = errors.New("the server's start time is not in the lock's marker
 // readStart reads the marker again, for the start time another client
 // wrote in it.
 func (l *Lock) readStart() (int64, error) {
-	it, err := l.mc.Get(l.aliveKey)
+	it, err := l.c.mc.Get(l.aliveKey)
 	switch {
 	case missing(err):
 		return 0, fmt.Errorf("%w (the marker is gone: the server restarted or was flushed)", errUndated)

@@ -20,8 +20,9 @@ var (
 	// ErrEvictions: the server runs with evictions on, so it may drop a
 	// held lock's item and grant the lock to another client.
 	ErrEvictions = errors.New("memcachedlock: memcached runs with evictions on")
-	// ErrClosed: the Lock was closed (Close); it takes the lock no more.
-	ErrClosed = errors.New("memcachedlock: the Lock is closed")
+	// ErrClosed: the Client was closed (Close); its locks take the lock no
+	// more.
+	ErrClosed = errors.New("memcachedlock: the Client is closed")
 )
 
 // permanent marks with ttl.Permanent the gomemcache errors that trying

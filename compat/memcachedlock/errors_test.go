@@ -85,7 +85,7 @@ func TestUnreachableServer(t *testing.T) {
 	addr := fmt.Sprintf("%s:%d", harness.Loopback, ports[0]) // nothing listens there
 	for _, tc := range []struct {
 		name string
-		opt  memcachedlock.Option
+		opt  any
 	}{
 		{"eviction check", memcachedlock.WithServerAddr(addr)},
 		{"add", memcachedlock.WithoutEvictionCheck()},
@@ -111,7 +111,7 @@ func TestUnreachableServer(t *testing.T) {
 func TestSilentServer(t *testing.T) {
 	mute := harness.NewMute(t)
 	awaitBackground(t) // the clean-up of an add that may have landed gives up within the TTL
-	for _, opt := range []memcachedlock.Option{memcachedlock.WithServerAddr(mute.Addr()), memcachedlock.WithoutEvictionCheck()} {
+	for _, opt := range []any{memcachedlock.WithServerAddr(mute.Addr()), memcachedlock.WithoutEvictionCheck()} {
 		l := newLock(t, client(t, mute.Addr()), "k", opt, memcachedlock.WithTTL(memcachedlock.MinTTL))
 		err := within(t, promptLimit, func() (recipes.Lease, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

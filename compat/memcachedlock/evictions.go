@@ -28,14 +28,14 @@ const (
 // evictions off (WithServerAddr). Its errors are permanent when the
 // setting is on or cannot be had, transient when the server could not be
 // reached.
-func (l *Lock) checkServer(ctx context.Context) error {
-	if !l.check || l.checked.Load() {
+func (c *Client) checkServer(ctx context.Context) error {
+	if !c.check || c.checked.Load() {
 		return nil
 	}
-	if err := checkEvictions(ctx, l.dial, l.addr); err != nil {
+	if err := checkEvictions(ctx, c.dial, c.addr); err != nil {
 		return err
 	}
-	l.checked.Store(true)
+	c.checked.Store(true)
 	return nil
 }
 

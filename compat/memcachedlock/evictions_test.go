@@ -67,7 +67,7 @@ func TestEvictionRiskWithoutCheck(t *testing.T) {
 	markFresh(t, admin, "risk")
 	ctx := ctxT(t)
 	// A TTL long enough that no renewal comes during the filling.
-	opts := []memcachedlock.Option{memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTTL(30 * time.Second)}
+	opts := []any{memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTTL(30 * time.Second)}
 	holder, err := newLock(t, client(t, m.Addr()), "risk", opts...).Acquire(ctx)
 	require.NoError(t, err)
 	defer func() { _ = holder.Release(ctx) }()

@@ -25,14 +25,19 @@ func Example() {
 
 	mc := memcache.New(addr)
 	defer mc.Close()
-	l, err := memcachedlock.New(mc, "example-orders",
-		// Required, or WithoutEvictionCheck: the first Acquire checks that
-		// memcached runs with -M, so that it cannot evict a held lock.
-		memcachedlock.WithServerAddr(addr),
-		// Every process that shares the lock uses the same TTL. A new
-		// server grants nothing for its first TTL + 2 s: the shortest TTL
-		// here, so the example is quick.
-		memcachedlock.WithTTL(memcachedlock.MinTTL)) // no I/O yet
+	// WithServerAddr is required, or WithoutEvictionCheck: the first
+	// Acquire checks that memcached runs with -M, so that it cannot evict a
+	// held lock.
+	c, err := memcachedlock.NewClient(mc, memcachedlock.WithServerAddr(addr)) // no I/O yet
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close() // waits for its clean-ups in the background
+	// Every process that shares the lock uses the same TTL. A new server
+	// grants nothing for its first TTL + 2 s: the shortest TTL here, so the
+	// example is quick.
+	l, err := memcachedlock.New(c, "example-orders", memcachedlock.WithTTL(memcachedlock.MinTTL))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -51,8 +56,9 @@ func Example() {
 	// Another process's lock on the same key, with a client of its own.
 	other := memcache.New(addr)
 	defer other.Close()
-	theirs, _ := memcachedlock.New(other, "example-orders",
-		memcachedlock.WithServerAddr(addr), memcachedlock.WithTTL(memcachedlock.MinTTL))
+	oc, _ := memcachedlock.NewClient(other, memcachedlock.WithServerAddr(addr))
+	defer oc.Close()
+	theirs, _ := memcachedlock.New(oc, "example-orders", memcachedlock.WithTTL(memcachedlock.MinTTL))
 	_, err = theirs.TryAcquire(ctx)
 	fmt.Println("held elsewhere:", errors.Is(err, recipes.ErrLocked))
 
@@ -65,18 +71,21 @@ func Example() {
 	// lease ended: recipes: lease released
 }
 
-// New refuses a lock that has neither WithServerAddr nor
-// WithoutEvictionCheck, and a TTL under MinTTL: memcached counts whole
+// NewClient refuses a Client that has neither WithServerAddr nor
+// WithoutEvictionCheck, and New a TTL under MinTTL: memcached counts whole
 // seconds and may expire an item up to 2 s early.
 func ExampleNew() {
 	mc := memcache.New("127.0.0.1:11211")
-	_, err := memcachedlock.New(mc, "example-jobs")
+	_, err := memcachedlock.NewClient(mc)
 	fmt.Println("no eviction check:", errors.Is(err, recipes.ErrInvalidArgument))
-	_, err = memcachedlock.New(mc, "example-jobs", memcachedlock.WithoutEvictionCheck(),
-		memcachedlock.WithTTL(time.Second))
+	c, err := memcachedlock.NewClient(mc, memcachedlock.WithServerAddr("127.0.0.1:11211"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = memcachedlock.New(c, "example-jobs", memcachedlock.WithTTL(time.Second))
 	fmt.Println("TTL under MinTTL:", errors.Is(err, recipes.ErrInvalidArgument))
-	_, err = memcachedlock.New(mc, "example-jobs", memcachedlock.WithServerAddr("127.0.0.1:11211"),
-		memcachedlock.WithTTL(memcachedlock.MinTTL))
+	_, err = memcachedlock.New(c, "example-jobs", memcachedlock.WithTTL(memcachedlock.MinTTL))
 	fmt.Println("with the server's address:", err)
 	// Output:
 	// no eviction check: true
@@ -132,10 +141,15 @@ func Example_secured() {
 		return c, nil
 	}
 
-	l, err := memcachedlock.New(mc, "orders",
+	lc, err := memcachedlock.NewClient(mc,
 		memcachedlock.WithKeyPrefix("app:"), // the items app:orders, app:orders:alive, app:orders:quiet
-		memcachedlock.WithServerAddr(addr),  // the check connects with mc.DialContext
-		memcachedlock.WithTTL(memcachedlock.MinTTL))
+		memcachedlock.WithServerAddr(addr))  // the check connects with mc.DialContext
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lc.Close()
+	l, err := memcachedlock.New(lc, "orders", memcachedlock.WithTTL(memcachedlock.MinTTL))
 	if err != nil {
 		fmt.Println(err)
 		return

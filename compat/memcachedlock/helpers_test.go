@@ -17,8 +17,8 @@ import (
 )
 
 // withServer are the options of a lock on m with TTL d.
-func withServer(m *harness.Memcached, d time.Duration) []memcachedlock.Option {
-	return []memcachedlock.Option{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(d)}
+func withServer(m *harness.Memcached, d time.Duration) []any {
+	return []any{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(d)}
 }
 
 // stalled is a client whose compare-and-swaps (renewals and releases) hang

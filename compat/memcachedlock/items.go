@@ -25,7 +25,7 @@ func (l *Lock) state(items map[string]*memcache.Item) (quiet bool, start int64, 
 		return l.mark()
 	}
 	start = markerStart(marker.Value)
-	if start == 0 && l.addr != "" {
+	if start == 0 && l.c.addr != "" {
 		start, err = l.dateMarker(marker)
 	}
 	return false, start, err
@@ -39,7 +39,7 @@ func (l *Lock) state(items map[string]*memcache.Item) (quiet bool, start int64, 
 // flush_all aside, as Redis's FLUSHALL), and the key's first use waits
 // for nothing. It reports whether the server is quiet.
 func (l *Lock) mark() (bool, int64, error) {
-	if l.addr == "" {
+	if l.c.addr == "" {
 		return true, 0, l.startQuiet([]byte(undated))
 	}
 	start, up, err := l.serverStart()
@@ -49,7 +49,7 @@ func (l *Lock) mark() (bool, int64, error) {
 	old := up > l.ttl+coarseClock+time.Second
 	value := markerValue(start)
 	if old {
-		err = l.mc.Add(&memcache.Item{Key: l.aliveKey, Value: value}) // never expires
+		err = l.c.mc.Add(&memcache.Item{Key: l.aliveKey, Value: value}) // never expires
 		if errors.Is(err, memcache.ErrNotStored) {
 			// Another client's, written meanwhile.
 			start, err = l.readStart()
@@ -93,11 +93,11 @@ const markerTries = 4
 // late as the server forgot.
 func (l *Lock) startQuiet(value []byte) error {
 	quiet := &memcache.Item{Key: l.quietKey, Value: []byte("1"), Expiration: l.seconds() + int32(coarseClock/time.Second)}
-	if err := l.mc.Add(quiet); err != nil && !errors.Is(err, memcache.ErrNotStored) {
+	if err := l.c.mc.Add(quiet); err != nil && !errors.Is(err, memcache.ErrNotStored) {
 		return fmt.Errorf("start the quiet period: %w", permanent(err))
 	}
 	alive := &memcache.Item{Key: l.aliveKey, Value: value} // never expires
-	if err := l.mc.Add(alive); err != nil && !errors.Is(err, memcache.ErrNotStored) {
+	if err := l.c.mc.Add(alive); err != nil && !errors.Is(err, memcache.ErrNotStored) {
 		return fmt.Errorf("write the marker: %w", permanent(err))
 	}
 	return nil
@@ -106,7 +106,7 @@ func (l *Lock) startQuiet(value []byte) error {
 // deleteMarker deletes the marker if its value is value (compare and
 // delete): the next use of the lock writes it again.
 func (l *Lock) deleteMarker(value []byte) error {
-	it, err := l.mc.Get(l.aliveKey)
+	it, err := l.c.mc.Get(l.aliveKey)
 	switch {
 	case missing(err):
 		return nil
@@ -115,7 +115,7 @@ func (l *Lock) deleteMarker(value []byte) error {
 	case string(it.Value) != string(value):
 		return nil
 	}
-	err = l.mc.CompareAndSwap(&memcache.Item{Key: l.aliveKey, Expiration: -1, CasID: it.CasID})
+	err = l.c.mc.CompareAndSwap(&memcache.Item{Key: l.aliveKey, Expiration: -1, CasID: it.CasID})
 	if missing(err) || errors.Is(err, memcache.ErrCASConflict) {
 		return nil // gone, or written again since
 	}
@@ -126,7 +126,7 @@ func (l *Lock) deleteMarker(value []byte) error {
 // server is quiet (see state; a marker that gives no start time is left
 // so).
 func (l *Lock) readQuiet() (bool, error) {
-	items, err := l.mc.GetMulti([]string{l.aliveKey, l.quietKey})
+	items, err := l.c.mc.GetMulti([]string{l.aliveKey, l.quietKey})
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("read the marker: %w", permanent(err))
@@ -148,7 +148,7 @@ func (l *Lock) deleteOurs(id []byte, cas uint64) error {
 	var err error
 	for range 3 {
 		if cas == 0 {
-			it, err := l.mc.Get(l.key)
+			it, err := l.c.mc.Get(l.key)
 			if err != nil {
 				return notOurs(err)
 			}
@@ -157,7 +157,7 @@ func (l *Lock) deleteOurs(id []byte, cas uint64) error {
 			}
 			cas = it.CasID
 		}
-		err = l.mc.CompareAndSwap(&memcache.Item{Key: l.key, Expiration: -1, CasID: cas})
+		err = l.c.mc.CompareAndSwap(&memcache.Item{Key: l.key, Expiration: -1, CasID: cas})
 		if !errors.Is(err, memcache.ErrCASConflict) {
 			return notOurs(err)
 		}

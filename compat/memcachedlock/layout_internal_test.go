@@ -37,7 +37,7 @@ func TestKeyPrefixLayout(t *testing.T) {
 		{"", "alive", true},
 		{"", ":alive:", true},
 	} {
-		l, err := New(mc, tc.key, WithoutEvictionCheck(), WithKeyPrefix(tc.prefix))
+		l, err := prefixed(mc, tc.prefix, tc.key)
 		if !tc.ok {
 			require.ErrorIs(t, err, recipes.ErrInvalidArgument, "prefix %q, key %q", tc.prefix, tc.key)
 			continue
@@ -58,7 +58,7 @@ func TestLayoutIsInjective(t *testing.T) {
 		for _, k1 := range fragments {
 			for _, k2 := range fragments {
 				key := k1 + k2
-				l, err := New(mc, key, WithoutEvictionCheck(), WithKeyPrefix(prefix))
+				l, err := prefixed(mc, prefix, key)
 				if err != nil {
 					require.ErrorIs(t, err, recipes.ErrInvalidArgument)
 					continue
@@ -94,7 +94,7 @@ func TestValidKeyPrefix(t *testing.T) {
 		{"app\x7f", false},
 	} {
 		err := ValidKeyPrefix(tc.prefix)
-		_, newErr := New(mc, "k", WithoutEvictionCheck(), WithKeyPrefix(tc.prefix))
+		_, newErr := prefixed(mc, tc.prefix, "k")
 		if tc.ok {
 			assert.NoError(t, err, "%q", tc.prefix)
 			assert.NoError(t, newErr, "%q", tc.prefix)
@@ -104,4 +104,13 @@ func TestValidKeyPrefix(t *testing.T) {
 		assert.True(t, errors.Is(newErr, recipes.ErrInvalidArgument) && newErr.Error() == err.Error(),
 			"New refuses it as ValidKeyPrefix does: %v", newErr)
 	}
+}
+
+// prefixed is the lock key over a Client of mc with prefix.
+func prefixed(mc Memcached, prefix, key string) (*Lock, error) {
+	c, err := NewClient(mc, WithoutEvictionCheck(), WithKeyPrefix(prefix))
+	if err != nil {
+		return nil, err
+	}
+	return New(c, key)
 }

@@ -55,58 +55,46 @@ const (
 	coarseClock = 2 * time.Second
 )
 
-// Lock is a lock on one key of one memcached.
-type Lock struct {
-	mc       Memcached
-	key      string
-	trace    *recipes.Trace
-	aliveKey string // the marker: the server has not forgotten since it was written
-	quietKey string // there while the server may have forgotten a holder
-	ttl      time.Duration
-	terms    ttl.Terms // of its leases
-	addr     string    // the server's address (WithServerAddr): its settings and clock; "" for none
-	check    bool      // whether to check its eviction setting
-	dial     dialFunc  // how the checks connect to addr: as mc does
-	checked  atomic.Bool
-	bg       *ttl.Pending // the calls and clean-ups in the background
-	closed   atomic.Bool  // by Close: no more acquisitions
+// Client is one memcached and what the locks made from it share: the
+// key prefix, the server's address (its settings and clock), the eviction
+// check (kept once it succeeds), and the work in the background, which
+// Close waits for. Close it before the process exits, so that nothing of
+// its locks is left in memcached.
+type Client struct {
+	mc      Memcached
+	prefix  string
+	addr    string   // the server's address (WithServerAddr): its settings and clock; "" for none
+	check   bool     // whether to check its eviction setting
+	dial    dialFunc // how the checks connect to addr: as mc does
+	checked atomic.Bool
+	bg      ttl.Pending // the calls and clean-ups in the background
+	closed  atomic.Bool // by Close: no more acquisitions
 }
 
-var _ recipes.Locker = (*Lock)(nil)
+// ClientOption configures NewClient.
+type ClientOption func(*clientOptions)
 
-// Option configures New.
-type Option func(*options)
-
-type options struct {
-	ttl     time.Duration
+type clientOptions struct {
 	addr    *string
 	noCheck bool
-	trace   *recipes.Trace
 	prefix  string
 }
 
-// WithTTL sets how long the lock outlives a holder that stops renewing it:
-// whole seconds, from MinTTL to MaxTTL (default DefaultTTL). The lease is
-// trusted for the TTL less 2 s less recipes.DriftMargin(ttl), and a
-// restarted server grants the lock after a TTL + 2 s. Processes that share
-// a lock must use the same TTL.
-func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
-
 // WithServerAddr gives the address of mc's memcached, as given to
 // memcache.New (host:port, or a unix socket's path, with a "/"): the
-// Lock's first Acquire (or TryAcquire) reads its settings over a short
+// Client's first Acquire (or TryAcquire) reads its settings over a short
 // connection of its own, bounded by its context, and refuses a server
 // that runs with evictions on with an error that is ErrEvictions, names
 // the setting and the fix, and ends Acquire at once. A successful check is
-// kept for the Lock's life. New needs this option or WithoutEvictionCheck.
-// The Lock also reads the server's start time and uptime ("stats") when it
-// writes a lock's marker (once per key and server process): the start
-// time goes into the fencing tokens, which a Lock without the address
-// does not give (see Tokens in the package doc). When mc is a
-// *memcache.Client with a DialContext (TLS, authentication), these
-// connections are made with it, as mc's own are; otherwise over plain TCP
-// (or the unix socket).
-func WithServerAddr(addr string) Option { return func(o *options) { o.addr = &addr } }
+// kept for the Client's life. NewClient needs this option or
+// WithoutEvictionCheck. The locks also read the server's start time and
+// uptime ("stats") when they write a lock's marker (once per key and
+// server process): the start time goes into the fencing tokens, which a
+// Client without the address does not give (see Tokens in the package
+// doc). When mc is a *memcache.Client with a DialContext (TLS,
+// authentication), these connections are made with it, as mc's own are;
+// otherwise over plain TCP (or the unix socket).
+func WithServerAddr(addr string) ClientOption { return func(o *clientOptions) { o.addr = &addr } }
 
 // WithoutEvictionCheck skips the check of the server's eviction setting
 // (also when WithServerAddr is given: then the address still serves the
@@ -116,7 +104,76 @@ func WithServerAddr(addr string) Option { return func(o *options) { o.addr = &ad
 // another client can then be granted the lock while its holder trusts its
 // lease, until its next renewal (a third of its trusted time later) finds
 // the item gone.
-func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
+func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noCheck = true } }
+
+// WithKeyPrefix puts the items of the Client's locks under prefix
+// (default none): a lock's item is prefix+key, its marker and quiet items
+// prefix+key+":alive" and prefix+key+":quiet". No spaces or control
+// characters (ValidKeyPrefix). Processes that share a lock must use the
+// same prefix.
+func WithKeyPrefix(prefix string) ClientOption { return func(o *clientOptions) { o.prefix = prefix } }
+
+// NewClient returns a Client over mc. It needs WithServerAddr or
+// WithoutEvictionCheck. No I/O is done.
+func NewClient(mc Memcached, opts ...ClientOption) (*Client, error) {
+	if ttl.IsNil(mc) {
+		return nil, invalid("nil memcached client")
+	}
+	var o clientOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, invalid("nil ClientOption")
+		}
+		opt(&o)
+	}
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
+	}
+	addr := ""
+	if o.addr != nil {
+		if _, _, err := net.SplitHostPort(*o.addr); err != nil && !strings.Contains(*o.addr, "/") {
+			return nil, invalid("WithServerAddr(%q): not a host:port (nor a unix socket's path): %v", *o.addr, err)
+		}
+		addr = *o.addr
+	}
+	if !o.noCheck && addr == "" {
+		return nil, invalid("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
+	}
+	return &Client{mc: mc, prefix: o.prefix, addr: addr, check: !o.noCheck, dial: dialerOf(mc)}, nil
+}
+
+// invalid is an error of bad input: recipes.ErrInvalidArgument.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("memcachedlock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
+}
+
+// Lock is a lock on one key of a Client's memcached.
+type Lock struct {
+	c        *Client
+	key      string
+	trace    *recipes.Trace
+	aliveKey string // the marker: the server has not forgotten since it was written
+	quietKey string // there while the server may have forgotten a holder
+	ttl      time.Duration
+	terms    ttl.Terms // of its leases
+}
+
+var _ recipes.Locker = (*Lock)(nil)
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	ttl   time.Duration
+	trace *recipes.Trace
+}
+
+// WithTTL sets how long the lock outlives a holder that stops renewing it:
+// whole seconds, from MinTTL to MaxTTL (default DefaultTTL). The lease is
+// trusted for the TTL less 2 s less recipes.DriftMargin(ttl), and a
+// restarted server grants the lock after a TTL + 2 s. Processes that share
+// a lock must use the same TTL.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // Suffixes of the keys of a lock's marker and quiet items.
 const (
@@ -124,59 +181,42 @@ const (
 	quietSuffix = ":quiet"
 )
 
-// New returns the lock whose item is key, after the key prefix
+// New returns the lock whose item is key, after the Client's key prefix
 // (WithKeyPrefix) when it has one; its marker and quiet items are that
 // item's key +":alive" and +":quiet" (see the package doc), so the prefix
 // and key together are at most MaxKeyLen bytes, and may not end with
 // either suffix (whether the suffix is in the key or spans the prefix and
 // the key: prefix "k:" and key "alive" would name the marker of the lock
-// "k"). So two locks with different items never share an item. It needs
-// WithServerAddr or WithoutEvictionCheck. No I/O is done.
-func New(mc Memcached, key string, opts ...Option) (*Lock, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("memcachedlock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
-	}
-	if ttl.IsNil(mc) {
-		return nil, bad("nil memcached client")
+// "k"). So two locks with different items never share an item. No I/O is
+// done.
+func New(c *Client, key string, opts ...Option) (*Lock, error) {
+	if c == nil {
+		return nil, invalid("nil Client (make one with NewClient)")
 	}
 	o := options{ttl: DefaultTTL}
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, bad("nil Option")
+			return nil, invalid("nil Option")
 		}
 		opt(&o)
 	}
-	if err := ValidKeyPrefix(o.prefix); err != nil {
-		return nil, err
-	}
-	item := o.prefix + key
+	item := c.prefix + key
 	switch {
 	case key == "" || len(item) > MaxKeyLen:
-		return nil, bad("key %q: with its prefix %q, must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, o.prefix, MaxKeyLen, aliveSuffix)
+		return nil, invalid("key %q: with its prefix %q, must be 1 to %d bytes (memcached's 250, less the %q its marker item adds)", key, c.prefix, MaxKeyLen, aliveSuffix)
 	case ownItem(item):
-		return nil, bad("key %q: with its prefix %q, it ends in %q or %q: keys ending so name a lock's own items", key, o.prefix, aliveSuffix, quietSuffix)
+		return nil, invalid("key %q: with its prefix %q, it ends in %q or %q: keys ending so name a lock's own items", key, c.prefix, aliveSuffix, quietSuffix)
 	case strings.ContainsFunc(key, badKeyRune):
-		return nil, bad("key %q: no spaces or control characters in a memcached key", key)
+		return nil, invalid("key %q: no spaces or control characters in a memcached key", key)
 	}
 	switch {
 	case o.ttl < MinTTL || o.ttl > MaxTTL:
-		return nil, bad("TTL %v: must be from %v (memcached may expire an item 2 s early) to %v (memcached takes more than 30 days as a date)", o.ttl, MinTTL, MaxTTL)
+		return nil, invalid("TTL %v: must be from %v (memcached may expire an item 2 s early) to %v (memcached takes more than 30 days as a date)", o.ttl, MinTTL, MaxTTL)
 	case o.ttl%time.Second != 0:
-		return nil, bad("TTL %v: memcached counts whole seconds", o.ttl)
-	}
-	addr := ""
-	if o.addr != nil {
-		if _, _, err := net.SplitHostPort(*o.addr); err != nil && !strings.Contains(*o.addr, "/") {
-			return nil, bad("WithServerAddr(%q): not a host:port (nor a unix socket's path): %v", *o.addr, err)
-		}
-		addr = *o.addr
-	}
-	if !o.noCheck && addr == "" {
-		return nil, bad("pass WithServerAddr(the host:port of mc's memcached), so that the first Acquire checks that it runs with evictions off (-M), or WithoutEvictionCheck() to skip the check and accept that an evicted lock item lets another client in")
+		return nil, invalid("TTL %v: memcached counts whole seconds", o.ttl)
 	}
 	valid := o.ttl - coarseClock - recipes.DriftMargin(o.ttl)
-	l := &Lock{mc: mc, key: item, aliveKey: item + aliveSuffix, quietKey: item + quietSuffix, ttl: o.ttl,
-		addr: addr, check: !o.noCheck, dial: dialerOf(mc), trace: o.trace, bg: new(ttl.Pending)}
+	l := &Lock{c: c, key: item, aliveKey: item + aliveSuffix, quietKey: item + quietSuffix, ttl: o.ttl, trace: o.trace}
 	l.terms = ttl.NewTerms(o.ttl, valid, l.String())
 	return l, nil
 }
@@ -195,7 +235,7 @@ func ownItem(item string) bool {
 	return strings.HasSuffix(item, aliveSuffix) || strings.HasSuffix(item, quietSuffix)
 }
 
-// ValidKeyPrefix returns nil when New takes prefix (WithKeyPrefix), else
+// ValidKeyPrefix returns nil when NewClient takes prefix (WithKeyPrefix), else
 // an error that is recipes.ErrInvalidArgument and says why: a space or a
 // control character (memcached's text protocol splits keys on spaces), or
 // no room left for a key of one byte (MaxKeyLen).
@@ -209,14 +249,8 @@ func ValidKeyPrefix(prefix string) error {
 	return nil
 }
 
-// WithKeyPrefix puts the lock's items under prefix (default none): the
-// lock item is prefix+key, its marker and quiet items prefix+key+":alive"
-// and prefix+key+":quiet". No spaces or control characters
-// (ValidKeyPrefix). Processes that share a lock must use the same prefix.
-func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
-
-// Key is the lock's item key: the key prefix (WithKeyPrefix), then the
-// key given to New.
+// Key is the lock's item key: the Client's key prefix (WithKeyPrefix),
+// then the key given to New.
 func (l *Lock) Key() string { return l.key }
 
 // String names the lock in messages, as its errors do: "memcachedlock orders".
@@ -228,7 +262,7 @@ func (l *Lock) String() string { return "memcachedlock " + l.key }
 // after that in the background, which Close waits for) or an error that
 // trying again cannot mend (an error that is recipes.ErrNotAcquired and
 // says why: the server's eviction setting, no server configured, a closed
-// Lock).
+// Client).
 // Transient errors (memcached unreachable) are retried until ctx ends.
 // With a context from a live lease of this Lock it re-enters at once.
 //
@@ -253,21 +287,21 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
 }
 
-// Close waits for the Lock's work in the background to end (the clean-up
-// of an attempt whose Acquire gave up before it was answered, a release
-// that failed and is retried, a call whose context ended), for
+// Close waits for the Client's work in the background to end (the
+// clean-up of an attempt whose Acquire gave up before it was answered, a
+// release that failed and is retried, a call whose context ended), for
 // ttl.CloseWait at most: then it stops that work, and memcached lets what
 // it left go at its TTL; the error says how many it stopped. Acquire and
-// TryAcquire then fail at once with an error that is
+// TryAcquire of its locks then fail at once with an error that is
 // recipes.ErrNotAcquired and ErrClosed (a live lease's context still
-// re-enters it). Leases held go on, renewed, until released: release them
-// first, so that Close waits for a release that failed.
-func (l *Lock) Close() error {
-	l.closed.Store(true)
+// re-enters its lock). Leases held go on, renewed, until released:
+// release them first, so that Close waits for a release that failed.
+func (c *Client) Close() error {
+	c.closed.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
 	defer cancel()
-	if err := l.bg.Wait(ctx); err != nil {
-		return fmt.Errorf("%s: %w", l, err)
+	if err := c.bg.Wait(ctx); err != nil {
+		return fmt.Errorf("memcachedlock: %w", err)
 	}
 	return nil
 }

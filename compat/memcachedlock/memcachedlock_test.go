@@ -3,6 +3,7 @@ package memcachedlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +36,42 @@ func client(t testing.TB, addr string) *memcache.Client {
 	return mc
 }
 
-func newLock(t testing.TB, mc memcachedlock.Memcached, key string, opts ...memcachedlock.Option) *memcachedlock.Lock {
+// newLock is the lock key over a Client of mc of its own; opts are the
+// Client's options (ClientOption) and the lock's (Option), in any order.
+func newLock(t testing.TB, mc memcachedlock.Memcached, key string, opts ...any) *memcachedlock.Lock {
 	t.Helper()
-	l, err := memcachedlock.New(mc, key, opts...)
-	require.NoError(t, err)
+	_, l := newClientLock(t, mc, key, opts...)
 	return l
+}
+
+// newClientLock is newLock, and its Client.
+func newClientLock(t testing.TB, mc memcachedlock.Memcached, key string, opts ...any) (*memcachedlock.Client, *memcachedlock.Lock) {
+	t.Helper()
+	c, l, err := openLock(mc, key, opts...)
+	require.NoError(t, err)
+	return c, l
+}
+
+// openLock is NewClient and New, each with its options of opts.
+func openLock(mc memcachedlock.Memcached, key string, opts ...any) (*memcachedlock.Client, *memcachedlock.Lock, error) {
+	var copts []memcachedlock.ClientOption
+	var lopts []memcachedlock.Option
+	for _, o := range opts {
+		switch o := o.(type) {
+		case memcachedlock.ClientOption:
+			copts = append(copts, o)
+		case memcachedlock.Option:
+			lopts = append(lopts, o)
+		default:
+			return nil, nil, fmt.Errorf("test: %T is no option", o)
+		}
+	}
+	c, err := memcachedlock.NewClient(mc, copts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := memcachedlock.New(c, key, lopts...)
+	return c, l, err
 }
 
 // markFresh writes the markers of keys on a server the test has just
@@ -101,7 +133,7 @@ func TestTokensAcrossKeys(t *testing.T) {
 func TestFirstUseIsQuiet(t *testing.T) {
 	m := harness.StartMemcached(t)
 	ctx := ctxT(t)
-	opts := []memcachedlock.Option{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(memcachedlock.MinTTL)}
+	opts := []any{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithTTL(memcachedlock.MinTTL)}
 	_, err := newLock(t, client(t, m.Addr()), "first", opts...).TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	require.ErrorIs(t, err, memcachedlock.ErrQuiet)
@@ -141,47 +173,49 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		mc   memcachedlock.Memcached
 		key  string
-		opts []memcachedlock.Option
+		opts []any
 		want string
 	}{
-		{nil, "k", []memcachedlock.Option{addr}, "nil memcached client"},
-		{(*memcache.Client)(nil), "k", []memcachedlock.Option{addr}, "nil memcached client"},
-		{mc, "", []memcachedlock.Option{addr}, "must be 1 to 244 bytes"},
-		{mc, strings.Repeat("k", 245), []memcachedlock.Option{addr}, "must be 1 to 244 bytes"},
-		{mc, "k:alive", []memcachedlock.Option{addr}, "name a lock's own items"},
-		{mc, "k:quiet", []memcachedlock.Option{addr}, "name a lock's own items"},
-		{mc, "a b", []memcachedlock.Option{addr}, "no spaces"},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(500 * time.Millisecond)}, "TTL 500ms: must be from 3s"},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(2 * time.Second)}, "TTL 2s: must be from 3s"},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(-time.Second)}, "TTL -1s: must be from 3s"},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(ttl.MaxTTL)}, "TTL 720h0m0s: must be from 3s"},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithTTL(3500 * time.Millisecond)}, "whole seconds"},
-		{mc, "k", []memcachedlock.Option{addr, nil}, "nil Option"},
+		{nil, "k", []any{addr}, "nil memcached client"},
+		{(*memcache.Client)(nil), "k", []any{addr}, "nil memcached client"},
+		{mc, "", []any{addr}, "must be 1 to 244 bytes"},
+		{mc, strings.Repeat("k", 245), []any{addr}, "must be 1 to 244 bytes"},
+		{mc, "k:alive", []any{addr}, "name a lock's own items"},
+		{mc, "k:quiet", []any{addr}, "name a lock's own items"},
+		{mc, "a b", []any{addr}, "no spaces"},
+		{mc, "k", []any{addr, memcachedlock.WithTTL(500 * time.Millisecond)}, "TTL 500ms: must be from 3s"},
+		{mc, "k", []any{addr, memcachedlock.WithTTL(2 * time.Second)}, "TTL 2s: must be from 3s"},
+		{mc, "k", []any{addr, memcachedlock.WithTTL(-time.Second)}, "TTL -1s: must be from 3s"},
+		{mc, "k", []any{addr, memcachedlock.WithTTL(ttl.MaxTTL)}, "TTL 720h0m0s: must be from 3s"},
+		{mc, "k", []any{addr, memcachedlock.WithTTL(3500 * time.Millisecond)}, "whole seconds"},
+		{mc, "k", []any{addr, memcachedlock.Option(nil)}, "nil Option"},
+		{mc, "k", []any{addr, memcachedlock.ClientOption(nil)}, "nil ClientOption"},
 		{mc, "k", nil, "pass WithServerAddr"},
-		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("")}, `WithServerAddr(""): not a host:port`},
-		{mc, "k", []memcachedlock.Option{memcachedlock.WithServerAddr("localhost")}, `WithServerAddr("localhost"): not a host:port`},
-		{mc, "k", []memcachedlock.Option{addr, memcachedlock.WithKeyPrefix("my app:")}, `key prefix "my app:": no spaces`},
-		{mc, strings.Repeat("k", 240), []memcachedlock.Option{addr, memcachedlock.WithKeyPrefix("app:0")}, `with its prefix "app:0", must be 1 to 244 bytes`},
+		{mc, "k", []any{memcachedlock.WithServerAddr("")}, `WithServerAddr(""): not a host:port`},
+		{mc, "k", []any{memcachedlock.WithServerAddr("localhost")}, `WithServerAddr("localhost"): not a host:port`},
+		{mc, "k", []any{addr, memcachedlock.WithKeyPrefix("my app:")}, `key prefix "my app:": no spaces`},
+		{mc, strings.Repeat("k", 240), []any{addr, memcachedlock.WithKeyPrefix("app:0")}, `with its prefix "app:0", must be 1 to 244 bytes`},
 	} {
-		_, err := memcachedlock.New(tc.mc, tc.key, tc.opts...)
+		_, _, err := openLock(tc.mc, tc.key, tc.opts...)
 		require.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want)
 		assert.Contains(t, err.Error(), tc.want)
 	}
-	l, err := memcachedlock.New(mc, "orders", memcachedlock.WithoutEvictionCheck())
-	require.NoError(t, err)
+	_, err := memcachedlock.New(nil, "orders")
+	require.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "nil Client (make one with NewClient)")
+	l := newLock(t, mc, "orders", memcachedlock.WithoutEvictionCheck())
 	assert.Equal(t, "memcachedlock orders", l.String())
-	l, err = memcachedlock.New(mc, "orders", memcachedlock.WithoutEvictionCheck(), memcachedlock.WithKeyPrefix("app:"))
-	require.NoError(t, err)
+	l = newLock(t, mc, "orders", memcachedlock.WithoutEvictionCheck(), memcachedlock.WithKeyPrefix("app:"))
 	assert.Equal(t, "app:orders", l.Key())
 	assert.Equal(t, "memcachedlock app:orders", l.String())
-	for _, opts := range [][]memcachedlock.Option{
+	for _, opts := range [][]any{
 		{addr, memcachedlock.WithTTL(memcachedlock.MinTTL)},
 		{addr, memcachedlock.WithTTL(memcachedlock.MaxTTL)},
 		{memcachedlock.WithoutEvictionCheck()},
 		{addr, memcachedlock.WithoutEvictionCheck()},
 		{memcachedlock.WithServerAddr("/run/memcached/memcached.sock")}, // a unix socket, as gomemcache takes it
 	} {
-		_, err := memcachedlock.New(mc, strings.Repeat("k", memcachedlock.MaxKeyLen), opts...)
+		_, _, err := openLock(mc, strings.Repeat("k", memcachedlock.MaxKeyLen), opts...)
 		require.NoError(t, err)
 	}
 }

@@ -130,7 +130,7 @@ func TestSecuredServerRefuses(t *testing.T) {
 		{"untrusted CA", authenticating(tlsDial(harness.NewCA(t, "another CA").ClientConfig(nil)), mcUser, mcPassword),
 			[]string{"tls: failed to verify certificate", "x509: certificate signed by unknown authority"}},
 	} {
-		for _, opt := range []memcachedlock.Option{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithoutEvictionCheck()} {
+		for _, opt := range []any{memcachedlock.WithServerAddr(m.Addr()), memcachedlock.WithoutEvictionCheck()} {
 			t.Run(tc.name, func(t *testing.T) {
 				l := newLock(t, clientWith(t, m.Addr(), tc.dial), "secure", opt, memcachedlock.WithKeyPrefix(keyPrefix))
 				for _, try := range []bool{false, true} {

@@ -42,7 +42,7 @@ func (s *server) Renew(ctx context.Context) error {
 // renew tries a renewal once.
 func (s *server) renew(ctx context.Context) error {
 	l := s.l
-	err := l.mc.CompareAndSwap(&memcache.Item{Key: l.key, Value: s.id, Expiration: l.seconds(), CasID: s.cas})
+	err := l.c.mc.CompareAndSwap(&memcache.Item{Key: l.key, Value: s.id, Expiration: l.seconds(), CasID: s.cas})
 	switch {
 	case missing(err):
 		return s.putBack(ctx)
@@ -62,7 +62,7 @@ func (s *server) renew(ctx context.Context) error {
 // readCAS reads the item's CAS after a write of ours; an item gone since
 // is put back if the server is quiet.
 func (s *server) readCAS(ctx context.Context) error {
-	it, err := s.l.mc.Get(s.l.key)
+	it, err := s.l.c.mc.Get(s.l.key)
 	switch {
 	case missing(err):
 		return s.putBack(ctx)
@@ -91,7 +91,7 @@ func (s *server) putBack(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	err = l.mc.Add(&memcache.Item{Key: l.key, Value: s.id, Expiration: l.seconds()})
+	err = l.c.mc.Add(&memcache.Item{Key: l.key, Value: s.id, Expiration: l.seconds()})
 	switch {
 	case errors.Is(err, memcache.ErrNotStored):
 		return errPutBack

@@ -7,8 +7,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// WithKeyPrefix puts the lock's keys and its grant channel under prefix
-// (default none): its keys are prefix+"{name}", prefix+"{name}:fence",
+// WithKeyPrefix puts the keys and grant channels of the Client's locks
+// under prefix (default none): a lock's keys are prefix+"{name}", prefix+"{name}:fence",
 // prefix+"{name}:queue" and prefix+"{name}:quiet", and the channel on
 // which its Client's waiters are told of a grant is
 // prefix+"zkrecipes:redislock:grants:<the Client's id>" (on a Redis
@@ -18,9 +18,9 @@ import (
 // braces (they would change the hash tag), spaces, control characters or
 // glob characters (*?[]\): ValidKeyPrefix. Processes that share a lock
 // must use the same prefix.
-func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+func WithKeyPrefix(prefix string) ClientOption { return func(o *clientOptions) { o.prefix = prefix } }
 
-// ValidKeyPrefix returns nil when New takes prefix (WithKeyPrefix), else
+// ValidKeyPrefix returns nil when NewClient takes prefix (WithKeyPrefix), else
 // an error that is recipes.ErrInvalidArgument and says why.
 func ValidKeyPrefix(prefix string) error {
 	if err := redisguard.CheckPrefix(prefix); err != nil {

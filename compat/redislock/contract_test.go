@@ -51,9 +51,9 @@ func rdb(t testing.TB, addr string) *redis.Client {
 
 // client is a lock client of its own (its own connections and
 // subscription: a contender of its own), closed at t's cleanup.
-func client(t testing.TB, addr string) *redislock.Client {
+func client(t testing.TB, addr string, opts ...redislock.ClientOption) *redislock.Client {
 	t.Helper()
-	c, err := redislock.NewClient(rdb(t, addr))
+	c, err := redislock.NewClient(rdb(t, addr), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -29,7 +29,7 @@ func TestEvictingServerRefused(t *testing.T) {
 	assert.ErrorContains(t, err, "noeviction")
 	assert.ErrorContains(t, err, "WithoutEvictionCheck")
 
-	lease, err := newLock(t, client(t, r.Addr()), "evict", redislock.WithoutEvictionCheck()).Acquire(ctx)
+	lease, err := newLock(t, client(t, r.Addr(), redislock.WithoutEvictionCheck()), "evict").Acquire(ctx)
 	require.NoError(t, err, "the risk taken explicitly")
 	require.NoError(t, lease.Release(ctx))
 
@@ -144,12 +144,23 @@ func TestConstructorsRefuse(t *testing.T) {
 		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MinTTL - 1)}, "TTL 49.999999ms"},
 		{c, "x", []redislock.Option{redislock.WithTTL(redislock.MaxTTL + time.Second)}, "TTL 720h0m1s"},
 		{c, "x", []redislock.Option{redislock.WithTTL(100 * 365 * 24 * time.Hour)}, "TTL 876000h0m0s"},
-		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app{1}:")}, `key prefix "app{1}:": no braces`},
-		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app}")}, "no braces"},
-		{c, "x", []redislock.Option{redislock.WithKeyPrefix("my app:")}, "no spaces"},
-		{c, "x", []redislock.Option{redislock.WithKeyPrefix("app*")}, "glob characters"},
 	} {
 		_, err = redislock.New(tc.c, tc.name, tc.opts...)
+		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		opt  redislock.ClientOption
+		want string
+	}{
+		{nil, "nil ClientOption"},
+		{redislock.WithKeyPrefix("app{1}:"), `key prefix "app{1}:": no braces`},
+		{redislock.WithKeyPrefix("app}"), "no braces"},
+		{redislock.WithKeyPrefix("my app:"), "no spaces"},
+		{redislock.WithKeyPrefix("app*"), "glob characters"},
+	} {
+		_, err = redislock.NewClient(rdb(t, "127.0.0.1:1"), tc.opt)
 		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {
 			assert.Contains(t, err.Error(), tc.want)
 		}

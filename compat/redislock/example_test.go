@@ -131,13 +131,13 @@ func Example_secured() {
 		TLSConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 	})
 	defer rdb.Close()
-	c, err := redislock.NewClient(rdb)
+	c, err := redislock.NewClient(rdb, redislock.WithKeyPrefix("app:"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer c.Close()
-	l, err := redislock.New(c, "orders", redislock.WithKeyPrefix("app:"), redislock.WithTTL(2*time.Second))
+	l, err := redislock.New(c, "orders", redislock.WithTTL(2*time.Second))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -152,7 +152,9 @@ func Example_secured() {
 
 	// Without the prefix, the user may not touch the lock's keys: Acquire
 	// fails at once, and says why.
-	other, _ := redislock.New(c, "orders", redislock.WithTTL(2*time.Second))
+	bare, _ := redislock.NewClient(rdb)
+	defer bare.Close()
+	other, _ := redislock.New(bare, "orders", redislock.WithTTL(2*time.Second))
 	_, err = other.Acquire(ctx)
 	fmt.Println("refused:", errors.Is(err, recipes.ErrNotAcquired), strings.Contains(err.Error(), "NOPERM"))
 	// Output:

@@ -40,8 +40,7 @@ const (
 
 // Client shares one Redis subscription among the waiters of every lock made
 // from it: a channel of its own, on which releases tell its waiters that
-// the lock is theirs (one per key prefix its locks use: the channel is
-// under the prefix, see WithKeyPrefix). The subscription holds one
+// the lock is theirs (under the Client's key prefix, see WithKeyPrefix). The subscription holds one
 // connection, and a goroutine reading it, from the first wait until
 // Close: close it when done (Close also waits for the Client's clean-ups
 // in the background, so that a process that closes it before it exits
@@ -62,6 +61,8 @@ type Client struct {
 	r       Redis
 	id      string // of its grant channels
 	sharded bool
+	prefix  string          // of its locks' keys and channels (WithKeyPrefix)
+	noCheck bool            // WithoutEvictionCheck
 	checked redisguard.Once // the server's eviction settings, at first use
 	bg      ttl.Pending     // clean-ups in the background, waited for by Close
 
@@ -70,10 +71,28 @@ type Client struct {
 	closed bool
 }
 
+// ClientOption configures NewClient.
+type ClientOption func(*clientOptions)
+
+type clientOptions struct {
+	noCheck bool
+	prefix  string
+}
+
 // NewClient returns a Client over r. No I/O is done until a lock is used.
-func NewClient(r Redis) (*Client, error) {
+func NewClient(r Redis, opts ...ClientOption) (*Client, error) {
 	if ttl.IsNil(r) {
 		return nil, fmt.Errorf("redislock: %w: nil Redis client", recipes.ErrInvalidArgument)
+	}
+	var o clientOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("redislock: %w: nil ClientOption", recipes.ErrInvalidArgument)
+		}
+		opt(&o)
+	}
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
 	}
 	cc, sharded := r.(*redis.ClusterClient)
 	if sharded && (cc.Options().ReadOnly || cc.Options().RouteByLatency || cc.Options().RouteRandomly) {
@@ -81,7 +100,7 @@ func NewClient(r Redis) (*Client, error) {
 		// count (PUBSUB SHARDNUMSUB, on the master) does not see.
 		return nil, fmt.Errorf("redislock: %w: a ClusterClient with ReadOnly, RouteByLatency or RouteRandomly subscribes on replicas: use one without", recipes.ErrInvalidArgument)
 	}
-	return &Client{r: r, id: uuid.NewString(), sharded: sharded, subs: map[string]*subscriber{}}, nil
+	return &Client{r: r, id: uuid.NewString(), sharded: sharded, prefix: o.prefix, noCheck: o.noCheck, subs: map[string]*subscriber{}}, nil
 }
 
 // channel is the grant channel of the Client's waiters on the lock whose
@@ -164,10 +183,8 @@ var _ recipes.Locker = (*Lock)(nil)
 type Option func(*options)
 
 type options struct {
-	ttl     time.Duration
-	noCheck bool
-	trace   *recipes.Trace
-	prefix  string
+	ttl   time.Duration
+	trace *recipes.Trace
 
 	acks       int
 	ackTimeout time.Duration
@@ -183,17 +200,17 @@ type options struct {
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 // WithoutEvictionCheck skips the check, at the first use of the Client's
-// server, that Redis cannot evict the lock's keys (maxmemory 0, or
+// server, that Redis cannot evict its locks' keys (maxmemory 0, or
 // maxmemory-policy noeviction). Use it to accept the risk (it does not
 // spare the lock INFO, which its scripts call too: see ACLRule): with
 // eviction possible, Redis may delete a held lock under memory pressure
 // and grant it to another client while its holder still trusts its lease
 // (until its next renewal, a third of the TTL later), and the queue of
 // waiters may be lost.
-func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
+func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noCheck = true } }
 
 // New returns the lock named name. Its keys are "{name}", "{name}:fence",
-// "{name}:queue" and "{name}:quiet", after the key prefix (WithKeyPrefix)
+// "{name}:queue" and "{name}:quiet", after the Client's key prefix (WithKeyPrefix)
 // when it has one (one hash tag: one slot of a Redis Cluster; the last
 // marks the server's quiet period after a restart, and outlives the
 // lock's last use by a day, as the fence does). No I/O is done.
@@ -217,18 +234,15 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		return nil, fmt.Errorf("redislock: %w: TTL %v: must be from %v (room for the margin and renewals) to %v",
 			recipes.ErrInvalidArgument, o.ttl, MinTTL, MaxTTL)
 	}
-	if err := ValidKeyPrefix(o.prefix); err != nil {
-		return nil, err
-	}
 	if err := checkAck(o, c.r); err != nil {
 		return nil, err
 	}
-	key := o.prefix + "{" + name + "}" // the lock's; the others add a suffix
-	l := &Lock{c: c, name: name, prefix: o.prefix, ttl: o.ttl, check: !o.noCheck, trace: o.trace, acks: o.acks, ackTimeout: o.ackTimeout,
+	key := c.prefix + "{" + name + "}" // the lock's; the others add a suffix
+	l := &Lock{c: c, name: name, prefix: c.prefix, ttl: o.ttl, check: !c.noCheck, trace: o.trace, acks: o.acks, ackTimeout: o.ackTimeout,
 		keys:      []string{key, key + ":fence", key + ":queue", key + ":quiet"},
 		renewKeys: []string{key, key + ":quiet"},
 	}
-	l.channel, l.publish = c.channel(o.prefix, name)
+	l.channel, l.publish = c.channel(c.prefix, name)
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }

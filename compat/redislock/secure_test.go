@@ -54,9 +54,9 @@ func as(t testing.TB, addr, user, password string, cfg *tls.Config) *redis.Clien
 }
 
 // lockClientOf is a lock client over r, closed at t's cleanup.
-func lockClientOf(t testing.TB, r redislock.Redis) *redislock.Client {
+func lockClientOf(t testing.TB, r redislock.Redis, opts ...redislock.ClientOption) *redislock.Client {
 	t.Helper()
-	c, err := redislock.NewClient(r)
+	c, err := redislock.NewClient(r, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -67,7 +67,7 @@ func lockClientOf(t testing.TB, r redislock.Redis) *redislock.Client {
 func securedBackend(admin redis.Cmdable, new func(t testing.TB) redislock.Redis) locktest.Backend {
 	return locktest.Backend{
 		New: func(t *testing.T, name string) recipes.Locker {
-			return newLock(t, lockClientOf(t, new(t)), name, redislock.WithTTL(time.Second), redislock.WithKeyPrefix(keyPrefix))
+			return newLock(t, lockClientOf(t, new(t), redislock.WithKeyPrefix(keyPrefix)), name, redislock.WithTTL(time.Second))
 		},
 		Lose: func(t *testing.T, name string, _ recipes.Lease) {
 			require.NoError(t, admin.Del(ctxT(t), keyPrefix+"{"+name+"}").Err())
@@ -114,7 +114,7 @@ func handoffInTurn(t *testing.T, admin redis.Cmdable, user func(testing.TB) redi
 	queue := keyPrefix + "{" + name + "}:queue"
 	locks := make([]*redislock.Lock, 1+waiters)
 	for i := range locks {
-		locks[i] = newLock(t, lockClientOf(t, user(t)), name, redislock.WithKeyPrefix(keyPrefix))
+		locks[i] = newLock(t, lockClientOf(t, user(t), redislock.WithKeyPrefix(keyPrefix)), name)
 	}
 	lease, err := locks[0].Acquire(ctx)
 	require.NoError(t, err)
@@ -167,14 +167,14 @@ func TestACLRuleIsTight(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		opts []redislock.Option
+		opts []redislock.ClientOption
 		want string
 	}{
 		{"no prefix", nil, "give it a key prefix its user may use (WithKeyPrefix)"},
-		{"another prefix", []redislock.Option{redislock.WithKeyPrefix("other:")}, `its user needs redislock.ACLRule("other:")`},
+		{"another prefix", []redislock.ClientOption{redislock.WithKeyPrefix("other:")}, `its user needs redislock.ACLRule("other:")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLock(t, lockClientOf(t, user), "orders", tc.opts...)
+			l := newLock(t, lockClientOf(t, user, tc.opts...), "orders")
 			for _, try := range []bool{false, true} {
 				ctx := ctxT(t)
 				var err error
@@ -201,7 +201,7 @@ func TestRuleRevokedUnderHolder(t *testing.T) {
 	r := startSecured(t, nil, nil)
 	admin := as(t, r.Addr(), "", adminPassword, nil)
 	ctx := ctxT(t)
-	l := newLock(t, lockClientOf(t, as(t, r.Addr(), lockUser, lockPassword, nil)), "revoked", redislock.WithKeyPrefix(keyPrefix))
+	l := newLock(t, lockClientOf(t, as(t, r.Addr(), lockUser, lockPassword, nil), redislock.WithKeyPrefix(keyPrefix)), "revoked")
 	lease, err := l.Acquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", lockUser, "-evalsha", "-eval").Err())
@@ -243,7 +243,7 @@ func TestAuthAndTLS(t *testing.T) {
 			[]string{"tls: failed to verify certificate", "x509: certificate signed by unknown authority"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLock(t, lockClientOf(t, as(t, r.TLSAddr(), tc.user, tc.password, tc.cfg)), "secure", redislock.WithKeyPrefix(keyPrefix))
+			l := newLock(t, lockClientOf(t, as(t, r.TLSAddr(), tc.user, tc.password, tc.cfg), redislock.WithKeyPrefix(keyPrefix)), "secure")
 			ctx := ctxT(t)
 			_, err := l.Acquire(ctx)
 			require.ErrorIs(t, err, recipes.ErrNotAcquired)
@@ -288,8 +288,8 @@ func TestUnderACLRuleOnACluster(t *testing.T) {
 			require.NoError(t, rdb(t, addr).ScriptFlush(ctx).Err(), addr)
 		}
 		acks := redislock.WithReplicaAck(1, 500*time.Millisecond)
-		first := newLock(t, lockClientOf(t, user(t)), "acked", redislock.WithKeyPrefix(keyPrefix), acks)
-		second := newLock(t, lockClientOf(t, user(t)), "acked", redislock.WithKeyPrefix(keyPrefix), acks)
+		first := newLock(t, lockClientOf(t, user(t), redislock.WithKeyPrefix(keyPrefix)), "acked", acks)
+		second := newLock(t, lockClientOf(t, user(t), redislock.WithKeyPrefix(keyPrefix)), "acked", acks)
 		lease, err := first.Acquire(ctx)
 		require.NoError(t, err)
 		next := make(chan recipes.Lease, 1)

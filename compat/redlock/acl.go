@@ -6,15 +6,16 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 )
 
-// WithKeyPrefix puts the lock's keys under prefix on every server
-// (default none): they are prefix+"{name}" and prefix+"{name}:quiet". So
-// an ACL can grant the lock exactly its own keys: ACLRule(prefix). The
+// WithKeyPrefix puts the keys of the Client's locks under prefix on every
+// server (default none): they are prefix+"{name}" and
+// prefix+"{name}:quiet". So an ACL can grant the locks exactly their own
+// keys: ACLRule(prefix). The
 // prefix may not contain braces (they would change the hash tag), spaces,
 // control characters or glob characters (*?[]\): ValidKeyPrefix.
 // Processes that share a lock must use the same prefix.
-func WithKeyPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+func WithKeyPrefix(prefix string) ClientOption { return func(o *clientOptions) { o.prefix = prefix } }
 
-// ValidKeyPrefix returns nil when New takes prefix (WithKeyPrefix), else
+// ValidKeyPrefix returns nil when NewClient takes prefix (WithKeyPrefix), else
 // an error that is recipes.ErrInvalidArgument and says why.
 func ValidKeyPrefix(prefix string) error {
 	if err := redisguard.CheckPrefix(prefix); err != nil {
@@ -59,8 +60,8 @@ var aclCommands = []string{"evalsha", "eval", "get", "set", "exists", "pexpire",
 // grants it.
 func (l *Lock) needs() string {
 	uses := fmt.Sprintf("the lock uses the keys %s*", l.keys[0])
-	if l.o.prefix == "" {
+	if l.c.prefix == "" {
 		return uses + ": give it a key prefix its user may use (WithKeyPrefix), and grant the user redlock.ACLRule(prefix)"
 	}
-	return fmt.Sprintf("%s: its user needs redlock.ACLRule(%q)", uses, l.o.prefix)
+	return fmt.Sprintf("%s: its user needs redlock.ACLRule(%q)", uses, l.c.prefix)
 }

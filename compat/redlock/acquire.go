@@ -58,7 +58,7 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 		// this one's keys.
 		id := uuid.NewString()
 		start := time.Now()
-		rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply { return l.takeOn(ctx, m, id) })
+		rs := l.each(ctx, l.c.members, func(ctx context.Context, m *member) reply { return l.takeOn(ctx, m, id) })
 		t := count(rs, l.quorum())
 		var ended error
 		if ctx.Err() != nil {
@@ -67,7 +67,7 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 		s, err := t.next(l.String(), wait, ended)
 		switch s {
 		case stepHold:
-			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id}, l.bg)
+			le, err := ttl.Hold(ctx, l, 0, false, start, l.terms, holding{l, id}, &l.c.bg)
 			if err == nil {
 				return le, nil
 			}
@@ -100,10 +100,10 @@ func (l *Lock) delay() time.Duration {
 	return d/10 + time.Duration(rand.Int64N(int64(d-d/10)+1))
 }
 
-// takeOn is one attempt on m: the eviction check at the Lock's first use of
+// takeOn is one attempt on m: the eviction check at the Client's first use of
 // m, then the acquire script.
 func (l *Lock) takeOn(ctx context.Context, m *member, id string) reply {
-	if !l.o.noCheck {
+	if !l.c.noCheck {
 		err := m.checked.Check(func() error {
 			cctx, cancel := l.bounded(ctx)
 			defer cancel()

@@ -34,7 +34,7 @@ func TestCloseWaitsForBackgroundReleases(t *testing.T) {
 			rs, ps := proxied(t, servers)
 			// A generous server timeout: the key on every server, on a
 			// loaded machine too.
-			l, lease := holdLong(t, rs, name, redlock.WithServerTimeout(10*time.Second))
+			c, lease := holdLong(t, rs, name, redlock.WithServerTimeout(10*time.Second))
 			for i, s := range servers {
 				require.True(t, keyOn(t, s, name), "server %d has the key", i)
 			}
@@ -45,7 +45,7 @@ func TestCloseWaitsForBackgroundReleases(t *testing.T) {
 			if !back {
 				restore = nil
 			}
-			err := holdertest.CloseDuring(t, l.Close, restore)
+			err := holdertest.CloseDuring(t, c.Close, restore)
 			if !back {
 				assert.ErrorContains(t, err, "1 clean-up(s) stopped unfinished")
 				return
@@ -56,12 +56,13 @@ func TestCloseWaitsForBackgroundReleases(t *testing.T) {
 	}
 }
 
-// A closed Lock takes the lock no more; Close again is harmless.
+// A closed Client's locks take the lock no more; Close again is harmless.
 func TestAcquireAfterClose(t *testing.T) {
 	servers := harness.StartRedisN(t, 3)
-	l := newLock(t, servers, "closed", redlock.WithTTL(time.Second))
-	require.NoError(t, l.Close())
-	require.NoError(t, l.Close())
+	c := newClient(t, clients(t, servers))
+	l := lockOn(t, c, "closed", redlock.WithTTL(time.Second))
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close())
 	for _, a := range attempts {
 		_, err := a.call(l, ctxT(t))
 		assert.ErrorIs(t, err, recipes.ErrNotAcquired, a.name)
@@ -85,8 +86,8 @@ func TestGivingUpReleasesBeforeReturning(t *testing.T) {
 	rs, ps := proxied(t, servers)
 	// A server timeout that outlasts the slow server's round trip; the
 	// eviction check is off so that the attempt is one request per server.
-	l, err := redlock.New(rs, name, redlock.WithTTL(2*time.Second), redlock.WithServerTimeout(600*time.Millisecond), redlock.WithoutEvictionCheck())
-	require.NoError(t, err)
+	c := newClient(t, rs, redlock.WithServerTimeout(600*time.Millisecond), redlock.WithoutEvictionCheck())
+	l := lockOn(t, c, name, redlock.WithTTL(2*time.Second))
 	for _, r := range rs {
 		warm(t, r.(*redis.Client), 4) // a new connection would cost round trips of its own under the delay
 	}
@@ -96,11 +97,11 @@ func TestGivingUpReleasesBeforeReturning(t *testing.T) {
 	ps[2].Latency(t, 300*time.Millisecond)
 	ctx, cancel := context.WithTimeout(ctxT(t), 450*time.Millisecond)
 	defer cancel()
-	_, err = l.Acquire(ctx)
+	_, err := l.Acquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
 	assert.False(t, keyOn(t, servers[2], name), "what the attempt took is released when Acquire returns")
 	ps[2].Restore(t)
-	require.NoError(t, l.Close())
+	require.NoError(t, c.Close())
 	require.NoError(t, held.Release(ctxT(t)))
 }
 

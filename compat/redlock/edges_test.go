@@ -65,7 +65,7 @@ func TestEvictingServerRefused(t *testing.T) {
 	admin := clients(t, servers[1:2])[0].(*redis.Client)
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "2mb").Err())
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
-	l := newLock(t, servers, "evict", redlock.WithTTL(time.Second), redlock.WithServerTimeout(300*time.Millisecond))
+	l := lockOn(t, newClient(t, clients(t, servers), redlock.WithServerTimeout(300*time.Millisecond)), "evict", redlock.WithTTL(time.Second))
 	for _, a := range attempts {
 		err := a.returns(t, l, 10*time.Second)
 		require.ErrorIs(t, err, recipes.ErrNotAcquired, a.name)
@@ -77,7 +77,7 @@ func TestEvictingServerRefused(t *testing.T) {
 		t.Logf("%s: %v", a.name, err)
 	}
 
-	lease, err := newLock(t, servers, "evict", redlock.WithTTL(time.Second), redlock.WithoutEvictionCheck()).Acquire(ctx)
+	lease, err := lockOn(t, newClient(t, clients(t, servers), redlock.WithoutEvictionCheck()), "evict", redlock.WithTTL(time.Second)).Acquire(ctx)
 	require.NoError(t, err, "the risk taken explicitly")
 	require.NoError(t, lease.Release(ctx))
 }
@@ -98,35 +98,52 @@ func TestConstructorsRefuse(t *testing.T) {
 	var typedNil *redis.Client
 	for _, tc := range []struct {
 		servers []redlock.Redis
-		name    string
-		opts    []redlock.Option
+		copts   []redlock.ClientOption
 		want    string
 	}{
-		{nil, "x", nil, "no servers"},
-		{[]redlock.Redis{nil}, "x", nil, "server 0 is nil"},
-		{[]redlock.Redis{cs[0], typedNil}, "x", nil, "server 1 is nil"},
-		{[]redlock.Redis{cs[0], cs[1], cs[0]}, "x", nil, "servers 0 and 2 are the same client"},
-		{[]redlock.Redis{cs[0], cs[1], twin}, "x", nil, "servers 0 and 2 have the same address " + servers[0].Addr()},
-		{cs, "", nil, "empty lock name"},
-		{cs, "a{b}", nil, "braces"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(0)}, "TTL 0s"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(redlock.MinTTL - 1)}, "TTL 49.999999ms"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(redlock.MaxTTL + time.Second)}, "TTL 720h0m1s"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(100 * 365 * 24 * time.Hour)}, "TTL 876000h0m0s"},
-		{cs, "x", []redlock.Option{redlock.WithTTL(time.Second), redlock.WithServerTimeout(time.Second)}, "server timeout"},
-		{cs, "x", []redlock.Option{redlock.WithRetryDelay(-1)}, "retry delay"},
-		{cs, "x", []redlock.Option{nil}, "nil Option"},
+		{nil, nil, "no servers"},
+		{[]redlock.Redis{nil}, nil, "server 0 is nil"},
+		{[]redlock.Redis{cs[0], typedNil}, nil, "server 1 is nil"},
+		{[]redlock.Redis{cs[0], cs[1], cs[0]}, nil, "servers 0 and 2 are the same client"},
+		{[]redlock.Redis{cs[0], cs[1], twin}, nil, "servers 0 and 2 have the same address " + servers[0].Addr()},
+		{cs, []redlock.ClientOption{redlock.WithServerTimeout(0)}, "server timeout 0s must be positive"},
+		{cs, []redlock.ClientOption{redlock.WithKeyPrefix("a b")}, "key prefix"},
+		{cs, []redlock.ClientOption{nil}, "nil ClientOption"},
 	} {
-		_, err := redlock.New(tc.servers, tc.name, tc.opts...)
+		_, err := redlock.NewClient(tc.servers, tc.copts...)
 		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {
 			assert.Contains(t, err.Error(), tc.want)
 		}
 	}
-	_, err := redlock.New(cs, "x", redlock.WithTTL(redlock.MaxTTL))
+	c := newClient(t, cs)
+	slow := newClient(t, cs, redlock.WithServerTimeout(time.Second))
+	for _, tc := range []struct {
+		c    *redlock.Client
+		name string
+		opts []redlock.Option
+		want string
+	}{
+		{nil, "x", nil, "nil Client (make one with NewClient)"},
+		{c, "", nil, "empty lock name"},
+		{c, "a{b}", nil, "braces"},
+		{c, "x", []redlock.Option{redlock.WithTTL(0)}, "TTL 0s"},
+		{c, "x", []redlock.Option{redlock.WithTTL(redlock.MinTTL - 1)}, "TTL 49.999999ms"},
+		{c, "x", []redlock.Option{redlock.WithTTL(redlock.MaxTTL + time.Second)}, "TTL 720h0m1s"},
+		{c, "x", []redlock.Option{redlock.WithTTL(100 * 365 * 24 * time.Hour)}, "TTL 876000h0m0s"},
+		{slow, "x", []redlock.Option{redlock.WithTTL(time.Second)}, "server timeout"},
+		{c, "x", []redlock.Option{redlock.WithRetryDelay(-1)}, "retry delay"},
+		{c, "x", []redlock.Option{nil}, "nil Option"},
+	} {
+		_, err := redlock.New(tc.c, tc.name, tc.opts...)
+		if assert.ErrorIs(t, err, recipes.ErrInvalidArgument, tc.want) {
+			assert.Contains(t, err.Error(), tc.want)
+		}
+	}
+	_, err := redlock.New(c, "x", redlock.WithTTL(redlock.MaxTTL))
 	assert.NoError(t, err, "MaxTTL itself")
-	_, err = redlock.New([]redlock.Redis{tagged{cs[0], []string{"a"}}, tagged{cs[1], []string{"b"}}}, "x")
+	_, err = redlock.NewClient([]redlock.Redis{tagged{cs[0], []string{"a"}}, tagged{cs[1], []string{"b"}}})
 	assert.NoError(t, err, "values that cannot be compared are taken as different")
-	l, err := redlock.New(cs, "orders")
+	l, err := redlock.New(c, "orders")
 	require.NoError(t, err)
 	assert.Equal(t, "redlock orders", l.String())
 }
@@ -143,8 +160,7 @@ func TestPermanentErrorsEndAcquire(t *testing.T) {
 	for _, c := range closed {
 		require.NoError(t, c.(*redis.Client).Close())
 	}
-	l, err := redlock.New(closed, "closed", redlock.WithTTL(time.Second))
-	require.NoError(t, err)
+	l := lockOn(t, newClient(t, closed), "closed", redlock.WithTTL(time.Second))
 	for _, a := range attempts {
 		err := a.returns(t, l, 10*time.Second)
 		require.ErrorIs(t, err, recipes.ErrNotAcquired, a.name)
@@ -156,8 +172,7 @@ func TestPermanentErrorsEndAcquire(t *testing.T) {
 
 	mixed := clients(t, servers)
 	require.NoError(t, mixed[0].(*redis.Client).Close())
-	l, err = redlock.New(mixed, "mixed", redlock.WithTTL(time.Second))
-	require.NoError(t, err)
+	l = lockOn(t, newClient(t, mixed), "mixed", redlock.WithTTL(time.Second))
 	lease, err := l.Acquire(ctxT(t))
 	require.NoError(t, err, "two of three are a majority")
 	require.NoError(t, lease.Release(ctxT(t)))
@@ -198,7 +213,9 @@ func TestUnreachableServersReturnAtTheDeadline(t *testing.T) {
 	}{{"refused", refused}, {"mute", mute}} {
 		// A server timeout of 15 minutes: an attempt that waited for its
 		// clean-up (or for a mute server) would not return within waitLimit.
-		l, err := redlock.New(set.servers, "unreachable", redlock.WithTTL(time.Hour), redlock.WithServerTimeout(15*time.Minute))
+		c, err := redlock.NewClient(set.servers, redlock.WithServerTimeout(15*time.Minute))
+		require.NoError(t, err)
+		l, err := redlock.New(c, "unreachable", redlock.WithTTL(time.Hour))
 		require.NoError(t, err)
 		for _, a := range attempts {
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -230,19 +247,16 @@ func TestUnreachableServersReturnAtTheDeadline(t *testing.T) {
 // opts): a first lock of a short TTL sets the quiet period of the new
 // servers, and is over before the long one is used (a new server grants
 // nothing for a TTL).
-func holdLong(t *testing.T, servers []redlock.Redis, name string, opts ...redlock.Option) (*redlock.Lock, recipes.Lease) {
+func holdLong(t *testing.T, servers []redlock.Redis, name string, opts ...redlock.ClientOption) (*redlock.Client, recipes.Lease) {
 	t.Helper()
 	ctx := ctxT(t)
-	short, err := redlock.New(servers, name, redlock.WithTTL(time.Second))
-	require.NoError(t, err)
-	first, err := short.Acquire(ctx)
+	first, err := lockOn(t, newClient(t, servers), name, redlock.WithTTL(time.Second)).Acquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, first.Release(ctx))
-	l, err := redlock.New(servers, name, append([]redlock.Option{redlock.WithTTL(longTTL)}, opts...)...)
+	c := newClient(t, servers, opts...)
+	lease, err := lockOn(t, c, name, redlock.WithTTL(longTTL)).TryAcquire(ctx)
 	require.NoError(t, err)
-	lease, err := l.TryAcquire(ctx)
-	require.NoError(t, err)
-	return l, lease
+	return c, lease
 }
 
 // longTTL is the TTL of the locks whose release is tested: the lock must

@@ -26,14 +26,19 @@ func Example() {
 		defer r.Close()
 		servers[i] = r
 	}
-	// Every process that shares the lock uses the same TTL. A new server
-	// grants nothing for its first TTL: short here, so the example is quick.
-	l, err := redlock.New(servers, "example-reports", redlock.WithTTL(2*time.Second)) // no I/O yet
+	c, err := redlock.NewClient(servers) // no I/O yet
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer l.Close() // before the clients: it waits for its releases in the background
+	defer c.Close() // before the go-redis clients: it waits for its releases in the background
+	// Every process that shares the lock uses the same TTL. A new server
+	// grants nothing for its first TTL: short here, so the example is quick.
+	l, err := redlock.New(c, "example-reports", redlock.WithTTL(2*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	lease, err := l.Acquire(ctx)
 	if err != nil {
 		fmt.Println(err)
@@ -46,8 +51,8 @@ func Example() {
 	token, ok := lease.Token()
 	fmt.Println("fencing token:", token, ok)
 
-	// Another process's lock on the same name (here over the same clients).
-	theirs, _ := redlock.New(servers, "example-reports", redlock.WithTTL(2*time.Second))
+	// Another process's lock on the same name (here over the same Client).
+	theirs, _ := redlock.New(c, "example-reports", redlock.WithTTL(2*time.Second))
 	_, err = theirs.TryAcquire(ctx)
 	fmt.Println("held elsewhere:", errors.Is(err, recipes.ErrLocked))
 
@@ -80,7 +85,13 @@ func Example_secured() {
 		defer r.Close()
 		servers[i] = r
 	}
-	l, err := redlock.New(servers, "reports", redlock.WithKeyPrefix("app:"), redlock.WithTTL(2*time.Second))
+	c, err := redlock.NewClient(servers, redlock.WithKeyPrefix("app:"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	l, err := redlock.New(c, "reports", redlock.WithTTL(2*time.Second))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -95,7 +106,9 @@ func Example_secured() {
 
 	// Without the prefix, the user may not touch the lock's keys: Acquire
 	// fails at once, and says why.
-	other, _ := redlock.New(servers, "reports", redlock.WithTTL(2*time.Second))
+	bare, _ := redlock.NewClient(servers)
+	defer bare.Close()
+	other, _ := redlock.New(bare, "reports", redlock.WithTTL(2*time.Second))
 	_, err = other.Acquire(ctx)
 	fmt.Println("refused:", errors.Is(err, recipes.ErrNotAcquired), strings.Contains(err.Error(), "NOPERM"))
 	// Output:

@@ -29,7 +29,7 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 		t.Cleanup(func() { _ = r.Close() })
 		proxied, proxies = append(proxied, r), append(proxies, p)
 	}
-	holder, err := redlock.New(proxied, "blackhole", redlock.WithTTL(ttl))
+	holder, err := redlock.New(newClient(t, proxied), "blackhole", redlock.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,13 @@ func restartRound(t *testing.T, servers []*harness.Redis, name string, steps [][
 	ctx := ctxT(t)
 	// A server timeout well above the default, so that a busy machine does
 	// not cost the holder its lease.
-	opts := []redlock.Option{redlock.WithTTL(restartTTL), redlock.WithServerTimeout(200 * time.Millisecond)}
-	holder, err := newLock(t, servers, name, opts...).Acquire(ctx)
+	lock := func() *redlock.Lock {
+		c := newClient(t, clients(t, servers), redlock.WithServerTimeout(200*time.Millisecond))
+		return lockOn(t, c, name, redlock.WithTTL(restartTTL))
+	}
+	holder, err := lock().Acquire(ctx)
 	require.NoError(t, err)
-	contender := newLock(t, servers, name, opts...)
+	contender := lock()
 	granted := make(chan grant, 1)
 	go func() {
 		for ctx.Err() == nil {

@@ -26,7 +26,7 @@ type holding struct {
 // end a lease that the others can still renew.
 func (h holding) Renew(ctx context.Context) error {
 	l := h.l
-	rs := l.each(ctx, l.members, func(ctx context.Context, m *member) reply {
+	rs := l.each(ctx, l.c.members, func(ctx context.Context, m *member) reply {
 		sctx, cancel := l.bounded(ctx)
 		defer cancel()
 		n, err := extendScript.Run(sctx, m.r, l.keys, h.id, l.o.ttl.Milliseconds()).Int64()
@@ -75,7 +75,7 @@ func (h holding) Free(ctx context.Context) error {
 		return fmt.Errorf("not released: %w", err)
 	}
 	l := h.l
-	rs := l.each(ctx, l.members, l.release(h.id))
+	rs := l.each(ctx, l.c.members, l.release(h.id))
 	freed := 0
 	var transient, permanent []error
 	for _, r := range rs {
@@ -91,7 +91,7 @@ func (h holding) Free(ctx context.Context) error {
 	n, q := len(rs), l.quorum()
 	switch {
 	case freed >= q:
-		if left := unsure(l.members, rs); len(left) > 0 {
+		if left := unsure(l.c.members, rs); len(left) > 0 {
 			l.freeLater(ctx, h.id, left, l.expiry())
 		}
 		return nil

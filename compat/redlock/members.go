@@ -10,11 +10,11 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 )
 
-// member is one of a Lock's servers.
+// member is one of a Client's servers.
 type member struct {
 	r       Redis
 	name    string          // its address, or "server i" when it has none
-	checked redisguard.Once // its eviction settings, at the Lock's first use
+	checked redisguard.Once // its eviction settings, at the Client's first use
 }
 
 // optioned is a client that says its address (*redis.Client).

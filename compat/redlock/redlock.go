@@ -39,15 +39,93 @@ func DefaultServerTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/100, 5*time.Millisecond), 400*time.Millisecond)
 }
 
-// Lock is a lock on one name over N servers.
+// Client is N independent Redis servers and what the locks made from it
+// share: the key prefix, the per-server timeout, each server's eviction
+// check (done once, at the Client's first use of the server), and the
+// clean-ups that run in the background, which Close waits for. Close it
+// before the process exits (and before closing its go-redis clients), so
+// that nothing of its locks is left on the servers.
+type Client struct {
+	members       []*member
+	prefix        string
+	serverTimeout time.Duration // 0: DefaultServerTimeout of each lock's TTL
+	noCheck       bool
+	bg            ttl.Pending // clean-ups in the background, waited for by Close
+	closed        atomic.Bool // by Close
+}
+
+// ClientOption configures NewClient.
+type ClientOption func(*clientOptions)
+
+type clientOptions struct {
+	serverTimeout    time.Duration
+	serverTimeoutSet bool
+	noCheck          bool
+	prefix           string
+}
+
+// WithServerTimeout bounds each server's answer (default
+// DefaultServerTimeout of each lock's TTL); it must be positive, and New
+// refuses a lock whose TTL is not over three times it.
+func WithServerTimeout(d time.Duration) ClientOption {
+	return func(o *clientOptions) { o.serverTimeout, o.serverTimeoutSet = d, true }
+}
+
+// WithoutEvictionCheck skips the check, at the Client's first use of each
+// server, that the server cannot evict the locks' keys (maxmemory 0, or
+// maxmemory-policy noeviction). Use it to accept the risk (it does not
+// spare the lock INFO, which its scripts call too: see ACLRule). What is
+// lost: a server that
+// evicts the key of a live holder counts for a contender at once, with no
+// quiet period; a minority of such servers costs the holder its slack,
+// and evictions on a majority, or on one server beside a restart or a
+// partition, grant the lock to another while its holder still trusts its
+// lease (until its next extension, a third of the TTL later).
+func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noCheck = true } }
+
+// NewClient returns a Client over servers, which must be independent (not
+// replicas of each other, nor the same server twice). No I/O is done.
+//
+// NewClient refuses (recipes.ErrInvalidArgument) no servers, a nil or
+// typed-nil client, the same client twice, and two clients with the same
+// address: clients with an Options() *redis.Options method
+// (*redis.Client) are compared by Options().Addr, as written (not
+// resolved: "localhost:6379" and "127.0.0.1:6379" look different); other
+// values by identity.
+func NewClient(servers []Redis, opts ...ClientOption) (*Client, error) {
+	if len(servers) == 0 {
+		return nil, invalid("no servers")
+	}
+	members, err := newMembers(servers)
+	if err != nil {
+		return nil, err
+	}
+	var o clientOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, invalid("nil ClientOption")
+		}
+		opt(&o)
+	}
+	if o.serverTimeoutSet && o.serverTimeout <= 0 {
+		return nil, invalid("server timeout %v must be positive", o.serverTimeout)
+	}
+	if err := ValidKeyPrefix(o.prefix); err != nil {
+		return nil, err
+	}
+	return &Client{members: members, prefix: o.prefix, serverTimeout: o.serverTimeout, noCheck: o.noCheck}, nil
+}
+
+// quorum is the majority of the servers.
+func (c *Client) quorum() int { return len(c.members)/2 + 1 }
+
+// Lock is a lock on one name over a Client's servers.
 type Lock struct {
-	members []*member
-	name    string
-	keys    []string // the lock, the quiet marker
-	o       options
-	terms   ttl.Terms    // of its leases
-	bg      *ttl.Pending // clean-ups in the background, waited for by Close
-	closed  atomic.Bool  // by Close
+	c     *Client
+	name  string
+	keys  []string // the lock, the quiet marker
+	o     options
+	terms ttl.Terms // of its leases
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -57,9 +135,7 @@ type Option func(*options)
 
 type options struct {
 	ttl, serverTimeout, retryDelay time.Duration
-	noCheck                        bool
 	trace                          *recipes.Trace
-	prefix                         string
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -68,50 +144,23 @@ type options struct {
 // same TTL.
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
-// WithServerTimeout bounds each server's answer (default
-// DefaultServerTimeout(ttl)); it must be under a third of the TTL.
-func WithServerTimeout(d time.Duration) Option { return func(o *options) { o.serverTimeout = d } }
-
 // WithRetryDelay bounds the random delay between attempts (default
 // DefaultRetryDelay).
 func WithRetryDelay(d time.Duration) Option { return func(o *options) { o.retryDelay = d } }
 
-// WithoutEvictionCheck skips the check, at the Lock's first use of each
-// server, that the server cannot evict the lock's keys (maxmemory 0, or
-// maxmemory-policy noeviction). Use it to accept the risk (it does not
-// spare the lock INFO, which its scripts call too: see ACLRule). What is
-// lost: a server that
-// evicts the key of a live holder counts for a contender at once, with no
-// quiet period; a minority of such servers costs the holder its slack,
-// and evictions on a majority, or on one server beside a restart or a
-// partition, grant the lock to another while its holder still trusts its
-// lease (until its next extension, a third of the TTL later).
-func WithoutEvictionCheck() Option { return func(o *options) { o.noCheck = true } }
-
-// New returns the lock named name over servers, which must be independent
-// (not replicas of each other, nor the same server twice). Its keys on
-// each server are "{name}" and "{name}:quiet", after the key prefix
+// New returns the lock named name over c's servers. Its keys on each
+// server are "{name}" and "{name}:quiet", after the Client's key prefix
 // (WithKeyPrefix) when it has one (one hash tag; the second marks the
 // server's quiet period after a restart and outlives the lock's last use
 // by a day). No I/O is done.
-//
-// New refuses (recipes.ErrInvalidArgument) a nil or typed-nil client, the
-// same client twice, and two clients with the same address: clients with
-// an Options() *redis.Options method (*redis.Client) are compared by
-// Options().Addr, as written (not resolved: "localhost:6379" and
-// "127.0.0.1:6379" look different); other values by identity.
-func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
+func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
-	case len(servers) == 0:
-		return nil, invalid("no servers")
+	case c == nil:
+		return nil, invalid("nil Client (make one with NewClient)")
 	case name == "":
 		return nil, invalid("empty lock name")
 	case strings.ContainsAny(name, "{}"):
 		return nil, invalid("lock name %q: braces would break its hash tag", name)
-	}
-	members, err := newMembers(servers)
-	if err != nil {
-		return nil, err
 	}
 	o := options{ttl: DefaultTTL, retryDelay: DefaultRetryDelay}
 	for _, opt := range opts {
@@ -120,22 +169,20 @@ func New(servers []Redis, name string, opts ...Option) (*Lock, error) {
 		}
 		opt(&o)
 	}
+	o.serverTimeout = c.serverTimeout
 	if o.serverTimeout == 0 {
 		o.serverTimeout = DefaultServerTimeout(o.ttl)
 	}
 	switch {
 	case o.ttl < MinTTL || o.ttl > MaxTTL:
 		return nil, invalid("TTL %v: must be from %v (room for the margin and extensions) to %v", o.ttl, MinTTL, MaxTTL)
-	case o.serverTimeout <= 0 || o.serverTimeout >= o.ttl/3:
-		return nil, invalid("server timeout %v: must be positive and under a third of the TTL %v", o.serverTimeout, o.ttl)
+	case o.serverTimeout >= o.ttl/3:
+		return nil, invalid("server timeout %v (WithServerTimeout): must be under a third of the TTL %v", o.serverTimeout, o.ttl)
 	case o.retryDelay <= 0:
 		return nil, invalid("retry delay %v must be positive", o.retryDelay)
 	}
-	if err := ValidKeyPrefix(o.prefix); err != nil {
-		return nil, err
-	}
-	key := o.prefix + "{" + name + "}" // the lock's; the quiet marker adds a suffix
-	l := &Lock{members: members, name: name, keys: []string{key, key + ":quiet"}, o: o, bg: new(ttl.Pending)}
+	key := c.prefix + "{" + name + "}" // the lock's; the quiet marker adds a suffix
+	l := &Lock{c: c, name: name, keys: []string{key, key + ":quiet"}, o: o}
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }
@@ -152,7 +199,7 @@ func (l *Lock) Name() string { return l.name }
 func (l *Lock) String() string { return "redlock " + l.name }
 
 // quorum is the majority of the servers.
-func (l *Lock) quorum() int { return len(l.members)/2 + 1 }
+func (l *Lock) quorum() int { return l.c.quorum() }
 
 // WithTrace reports the lock's acquisitions, leases and renewals to t (see
 // recipes.Trace); a trace in an Acquire's context is called too.

@@ -65,9 +65,24 @@ func clients(t testing.TB, servers []*harness.Redis) []redlock.Redis {
 	return out
 }
 
+// newLock is the lock name over a Client of its own of servers.
 func newLock(t testing.TB, servers []*harness.Redis, name string, opts ...redlock.Option) *redlock.Lock {
 	t.Helper()
-	l, err := redlock.New(clients(t, servers), name, opts...)
+	return lockOn(t, newClient(t, clients(t, servers)), name, opts...)
+}
+
+// newClient is a Client over rs.
+func newClient(t testing.TB, rs []redlock.Redis, opts ...redlock.ClientOption) *redlock.Client {
+	t.Helper()
+	c, err := redlock.NewClient(rs, opts...)
+	require.NoError(t, err)
+	return c
+}
+
+// lockOn is c's lock name.
+func lockOn(t testing.TB, c *redlock.Client, name string, opts ...redlock.Option) *redlock.Lock {
+	t.Helper()
+	l, err := redlock.New(c, name, opts...)
 	require.NoError(t, err)
 	return l
 }

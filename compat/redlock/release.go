@@ -55,7 +55,7 @@ func (l *Lock) letGo(ctx context.Context, id string, rs []reply) {
 	var ms []*member
 	for i, r := range rs {
 		if (r.err == nil && r.code == codeTaken) || (r.err != nil && !errors.Is(r.err, ttl.ErrPermanent)) {
-			ms = append(ms, l.members[i])
+			ms = append(ms, l.c.members[i])
 		}
 	}
 	if len(ms) == 0 {
@@ -75,11 +75,11 @@ func (l *Lock) letGo(ctx context.Context, id string, rs []reply) {
 const giveUpTimeout = 2 * time.Second
 
 // freeLater goes on releasing id on the servers ms, in the background (a
-// clean-up of the Lock's, which Close waits for), trying again those that
+// clean-up of the Client's, which its Close waits for), trying again those that
 // fail transiently, until each has answered, or until until (when the keys
 // would have expired anyway). base supplies the context values.
 func (l *Lock) freeLater(base context.Context, id string, ms []*member, until time.Time) {
-	l.bg.Go(base, func(ctx context.Context) {
+	l.c.bg.Go(base, func(ctx context.Context) {
 		for pause := freeRetry; ; pause = min(2*pause, freeRetryCap) {
 			left := time.Until(until)
 			if left <= 0 {

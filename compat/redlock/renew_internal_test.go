@@ -107,7 +107,7 @@ func TestOneServerRefusingForGoodKeepsTheLease(t *testing.T) {
 		blip := extended
 		blip.flaky = &atomic.Int32{}
 		l := fakeLock(t, extended, bad, blip)
-		le, err := ttl.Hold(context.Background(), l, 0, false, time.Now(), l.terms, holding{l: l, id: "id"}, l.bg)
+		le, err := ttl.Hold(context.Background(), l, 0, false, time.Now(), l.terms, holding{l: l, id: "id"}, &l.c.bg)
 		require.NoError(t, err)
 		blip.flaky.Store(3) // the next three requests to it fail
 		require.Eventually(t, func() bool { return blip.flaky.Load() < 0 || le.Err() != nil }, 10*time.Second, time.Millisecond,
@@ -124,7 +124,10 @@ func fakeLock(t *testing.T, servers ...scripted) *Lock {
 	for i, s := range servers {
 		rs[i] = &s // by pointer: two servers answering alike are not the same client
 	}
-	l, err := New(rs, "x", WithTTL(300*time.Millisecond), WithoutEvictionCheck())
+	c, err := NewClient(rs, WithoutEvictionCheck())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	l, err := New(c, "x", WithTTL(300*time.Millisecond))
 	require.NoError(t, err)
 	return l
 }

@@ -64,16 +64,16 @@ func as(t testing.TB, servers []*harness.Redis, user, password string, cfg *tls.
 	return out
 }
 
-// lockOver is the lock name over the clients rs, with keyPrefix.
-func lockOver(t testing.TB, rs []*redis.Client, name string, opts ...redlock.Option) *redlock.Lock {
+// lockOver is the lock name over the clients rs, with keyPrefix (and
+// opts, after it, for the Client).
+func lockOver(t testing.TB, rs []*redis.Client, name string, opts ...redlock.ClientOption) *redlock.Lock {
 	t.Helper()
 	servers := make([]redlock.Redis, len(rs))
 	for i, r := range rs {
 		servers[i] = r
 	}
-	l, err := redlock.New(servers, name, append([]redlock.Option{redlock.WithTTL(time.Second), redlock.WithKeyPrefix(keyPrefix)}, opts...)...)
-	require.NoError(t, err)
-	return l
+	c := newClient(t, servers, append([]redlock.ClientOption{redlock.WithKeyPrefix(keyPrefix)}, opts...)...)
+	return lockOn(t, c, name, redlock.WithTTL(time.Second))
 }
 
 // settleAs is settle through the admins' clients.
@@ -94,7 +94,7 @@ func settleAs(t testing.TB, admins []*redis.Client, d time.Duration) {
 
 // securedBackend is the contract's backend for locks with keyPrefix and
 // opts over clients that user makes; admins can do anything.
-func securedBackend(admins []*redis.Client, user func(t testing.TB) []*redis.Client, opts ...redlock.Option) locktest.Backend {
+func securedBackend(admins []*redis.Client, user func(t testing.TB) []*redis.Client, opts ...redlock.ClientOption) locktest.Backend {
 	return locktest.Backend{
 		New: func(t *testing.T, name string) recipes.Locker { return lockOver(t, user(t), name, opts...) },
 		Lose: func(t *testing.T, name string, _ recipes.Lease) {

@@ -21,8 +21,12 @@ const traceTTL = time.Second
 // lapseTTL is the TTL of the lock whose servers are blackholed.
 const lapseTTL = 2 * time.Second
 
-func traceOpts(d time.Duration, more ...redlock.Option) []redlock.Option {
-	return append([]redlock.Option{redlock.WithTTL(d), redlock.WithServerTimeout(d / 10)}, more...)
+// traced is the lock name of TTL d over rs, with a server timeout of a
+// tenth of it.
+func traced(t testing.TB, rs []redlock.Redis, name string, d time.Duration, more ...redlock.Option) *redlock.Lock {
+	t.Helper()
+	c := newClient(t, rs, redlock.WithServerTimeout(d/10))
+	return lockOn(t, c, name, append([]redlock.Option{redlock.WithTTL(d)}, more...)...)
 }
 
 // proxied gives a holder its own clients of the servers, each through a
@@ -48,10 +52,10 @@ func traceBackend(servers []*harness.Redis) tracetest.Backend {
 			return recipes.LockID{Backend: "redlock", Kind: "lock", Name: name}
 		},
 		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
-			return newLock(t, servers, name, traceOpts(traceTTL, redlock.WithTrace(tr))...)
+			return traced(t, clients(t, servers), name, traceTTL, redlock.WithTrace(tr))
 		},
 		Contender: func(t *testing.T, name string) recipes.Locker {
-			return newLock(t, servers, name, traceOpts(traceTTL, redlock.WithRetryDelay(10*time.Millisecond))...)
+			return traced(t, clients(t, servers), name, traceTTL, redlock.WithRetryDelay(10*time.Millisecond))
 		},
 		NoToken: true,
 		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
@@ -59,9 +63,7 @@ func traceBackend(servers []*harness.Redis) tracetest.Backend {
 			for _, c := range closed {
 				require.NoError(t, c.(*redis.Client).Close())
 			}
-			l, err := redlock.New(closed, name, traceOpts(traceTTL, redlock.WithTrace(tr))...)
-			require.NoError(t, err)
-			return l
+			return traced(t, closed, name, traceTTL, redlock.WithTrace(tr))
 		},
 		BrokenErr: func(t *testing.T, err error) { require.ErrorIs(t, err, redis.ErrClosed) },
 		Lose: func(t *testing.T, name string) {
@@ -73,8 +75,7 @@ func traceBackend(servers []*harness.Redis) tracetest.Backend {
 		// Every server blackholed: the extension in flight gets no answer.
 		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
 			rs, proxies := proxied(t, servers)
-			l, err := redlock.New(rs, name, traceOpts(lapseTTL, redlock.WithTrace(tr))...)
-			require.NoError(t, err)
+			l := traced(t, rs, name, lapseTTL, redlock.WithTrace(tr))
 			return tracetest.Cut{
 				Lock: l,
 				Blackhole: func() {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -27,8 +27,8 @@ func Example() {
 	}
 	defer db.Close()
 	// Waiters hear of releases through LISTEN on a connection of their own
-	// (in your code: github.com/zkrecipes/zkrecipes/contrib/pgxlisten).
-	listener, err := pgxlisten.Parse(dsn)
+	// (compat/sqllock/pgxlistener: only its importers link pgx).
+	listener, err := pgxlistener.Parse(dsn)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -146,7 +146,12 @@ func Example_password() {
 	cfg.Password = password
 	db := stdlib.OpenDB(*cfg) // github.com/jackc/pgx/v5/stdlib
 	defer db.Close()
-	c, err := sqllock.NewClient(db, sqllock.PostgreSQL, sqllock.WithListener(pgxlisten.New(cfg.Copy())))
+	listener, err := pgxlistener.New(cfg.Copy())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := sqllock.NewClient(db, sqllock.PostgreSQL, sqllock.WithListener(listener))
 	if err != nil {
 		fmt.Println(err)
 		return

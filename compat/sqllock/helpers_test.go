@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/holdertest"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -197,10 +197,10 @@ func (s server) steal(t testing.TB, name string) {
 	require.EqualValues(t, 1, n)
 }
 
-// pgxListener is the listener of zklock and contrib/pgxlisten.
+// pgxListener is the listener of zklock: compat/sqllock/pgxlistener.
 func pgxListener(t testing.TB, dsn string) sqllock.Listener {
 	t.Helper()
-	l, err := pgxlisten.Parse(dsn)
+	l, err := pgxlistener.Parse(dsn)
 	require.NoError(t, err)
 	return l
 }

@@ -91,7 +91,8 @@ type Client struct {
 // connection of its own: LISTEN is session state, which a pooler in
 // transaction mode (PgBouncer) does not keep, so it connects to the
 // server directly (or through a pooler in session mode).
-// github.com/zkrecipes/zkrecipes/contrib/pgxlisten has one over pgx.
+// compat/sqllock/pgxlistener has one over pgx (a package of its own: only
+// its importers link pgx).
 type Listener interface {
 	// Listen runs LISTEN channel (channel is an identifier of lowercase
 	// letters, digits and underscores), calls ready once the server has

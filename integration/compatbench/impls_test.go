@@ -178,11 +178,15 @@ var redlockImpl = impl{name: "redlock", open: func(addrs []string, name string, 
 	for i, r := range rs {
 		servers[i] = r
 	}
-	l, err := redlock.New(servers, name, redlock.WithTTL(benchTTL))
+	c, err := redlock.NewClient(servers)
 	if err != nil {
 		return nil, err
 	}
-	return &leaseClient{l: l, stop: func() error { return closeAll(rs) }}, nil
+	l, err := redlock.New(c, name, redlock.WithTTL(benchTTL))
+	if err != nil {
+		return nil, err
+	}
+	return &leaseClient{l: l, stop: func() error { return errors.Join(c.Close(), closeAll(rs)) }}, nil
 }}
 
 // leaseClient is a client of a recipes.Locker (redislock, redlock).

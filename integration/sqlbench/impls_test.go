@@ -18,7 +18,7 @@ import (
 	migratepg "github.com/golang-migrate/migrate/v4/database/postgres"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/internal/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
 )
 
 // The implementations, each as a client: one contender with connections
@@ -69,7 +69,7 @@ func sqllockImpl(kind string) impl {
 			dialect := sqllock.MySQL
 			if kind == Postgres {
 				dialect = sqllock.PostgreSQL
-				l, err := pgxlisten.Parse(dsn)
+				l, err := pgxlistener.Parse(dsn)
 				if err != nil {
 					return nil, errors.Join(err, db.Close())
 				}

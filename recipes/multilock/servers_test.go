@@ -100,7 +100,9 @@ func mcLock(t testing.TB, addr, name string) *memcachedlock.Lock {
 	if !errors.Is(err, memcache.ErrNotStored) {
 		require.NoError(t, err)
 	}
-	l, err := memcachedlock.New(mcClient(t, addr), name, memcachedlock.WithTTL(mcTTL), memcachedlock.WithServerAddr(addr))
+	c, err := memcachedlock.NewClient(mcClient(t, addr), memcachedlock.WithServerAddr(addr))
+	require.NoError(t, err)
+	l, err := memcachedlock.New(c, name, memcachedlock.WithTTL(mcTTL))
 	require.NoError(t, err)
 	return l
 }

@@ -1,7 +1,7 @@
 // Command layers checks the import graph of zkrecipes: no import arrow may
 // run from a lower layer to a higher one. It is part of `make lint`:
 //
-//	go run ./internal/testkit/layers . integration
+//	go run ./internal/testkit/layers . integration contrib/otelrecipes
 //
 // The arguments are the directories of the modules to read (the default is
 // "."); the first is the root module, and every package whose import path
@@ -21,6 +21,10 @@
 //   - a layer kept to the standard library (the contract) depends, directly
 //     or through this module's packages, on a package outside the standard
 //     library and this module;
+//   - a module imports an internal package of another module (the go
+//     command allows it when the importer's path is under the root's, but
+//     a module built against another version of the root then breaks),
+//     unless the table lets that module (InternalOK: the test module);
 //   - a package of this repository is in no layer, or the table names a
 //     package that does not exist, so that the table stays the whole map.
 //

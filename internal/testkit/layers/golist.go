@@ -22,7 +22,7 @@ func load(goTool string, dirs []string) (Graph, error) {
 		// -deps lists every dependency too, with Standard set, so that the
 		// check can tell the standard library from other modules. Imports
 		// holds the imports of non-test files only.
-		out, err := run(goTool, dir, "list", "-deps", "-json=ImportPath,Standard,Imports", "./...")
+		out, err := run(goTool, dir, "list", "-deps", "-json=ImportPath,Standard,Imports,Module", "./...")
 		if err != nil {
 			return Graph{}, err
 		}
@@ -42,6 +42,7 @@ func parse(r io.Reader, pkgs map[string]Package) error {
 			ImportPath string
 			Standard   bool
 			Imports    []string
+			Module     *struct{ Path string }
 		}
 		err := dec.Decode(&p)
 		if errors.Is(err, io.EOF) {
@@ -53,7 +54,11 @@ func parse(r io.Reader, pkgs map[string]Package) error {
 		if p.ImportPath == "" {
 			return errors.New("a package with no import path")
 		}
-		pkgs[p.ImportPath] = Package(p)
+		pkg := Package{ImportPath: p.ImportPath, Standard: p.Standard, Imports: p.Imports}
+		if p.Module != nil {
+			pkg.Module = p.Module.Path
+		}
+		pkgs[p.ImportPath] = pkg
 	}
 }
 

@@ -13,6 +13,19 @@ type Table struct {
 	Layers []Layer
 	// Forbidden arrows between layers that may otherwise import each other.
 	Forbidden []Forbid
+	// InternalOK names the modules that may import another module's
+	// internal packages. The go command allows any module whose path is
+	// under the root's to import the root's internal packages, but a
+	// module built against another version of the root breaks when that
+	// internal code changes: no published module may.
+	InternalOK []Allow
+}
+
+// Allow lets one module (its directory relative to the root: "integration")
+// import another module's internal packages.
+type Allow struct {
+	Module string
+	Why    string
 }
 
 // Layer is a set of packages that may import each other and the layers
@@ -50,6 +63,7 @@ type Package struct {
 	ImportPath string
 	Standard   bool
 	Imports    []string // the imports of its non-test files
+	Module     string   // the path of its module; "" for the standard library
 }
 
 // Kind says which rule a Violation breaks.
@@ -62,7 +76,8 @@ const (
 	External  Kind = "external"  // a StdOnly layer depends on another module
 	NoLayer   Kind = "no layer"  // a package of this repository is in no layer
 	TwoLayers Kind = "two layers"
-	Stale     Kind = "stale" // the table names a package that does not exist
+	Stale     Kind = "stale"    // the table names a package that does not exist
+	Internal  Kind = "internal" // a module imports another module's internal package
 )
 
 // Violation is one broken rule. From and To are relative to the root
@@ -106,6 +121,12 @@ func (t Table) Validate() error {
 			errs = append(errs, fmt.Errorf("forbidden arrow %s -> %s says not why", f.From, f.To))
 		}
 	}
+	for _, a := range t.InternalOK {
+		errs = append(errs, checkPattern(a.Module))
+		if a.Why == "" {
+			errs = append(errs, fmt.Errorf("module %s may import internal packages, but the table says not why", a.Module))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -144,6 +165,7 @@ func (t Table) Check(g Graph) []Violation {
 		for _, imp := range g.Packages[path].Imports {
 			if c.ours(imp) {
 				c.arrow(path, imp)
+				c.internal(path, imp)
 			}
 		}
 	}
@@ -254,6 +276,30 @@ func (c *checker) arrow(from, to string) {
 		return
 	}
 	c.add(Sideways, rf, rt, "%s -> %s: layer %s does not sit on layer %s (it sits on %s)", rf, rt, nf, nt, c.sitsOn(lf))
+}
+
+// internal checks that an import of an internal package stays within its
+// module, or comes from a module that InternalOK lets through.
+func (c *checker) internal(from, to string) {
+	mf, mt := c.g.Packages[from].Module, c.g.Packages[to].Module
+	rt := c.rel(to)
+	if mf == mt || !(strings.HasPrefix(rt, "internal/") || strings.Contains(rt, "/internal/") || strings.HasSuffix(rt, "/internal")) {
+		return
+	}
+	if slices.ContainsFunc(c.t.InternalOK, func(a Allow) bool { return c.rel(mf) == a.Module }) {
+		return
+	}
+	c.add(Internal, c.rel(from), rt, "%s -> %s: module %s imports an internal package of %s: built against another version of %s, it breaks when that code changes (make the package public, or move it into the importing module)",
+		c.rel(from), rt, c.module(mf), c.module(mt), c.module(mt))
+}
+
+// module names the module whose path is path: "the root" or its
+// directory relative to the root.
+func (c *checker) module(path string) string {
+	if path == c.g.Module {
+		return "the root"
+	}
+	return c.rel(path)
 }
 
 // sitsOn names the layers below layer i, highest first.

@@ -229,10 +229,57 @@ func TestValidate(t *testing.T) {
 		{"absolute pattern", Table{Layers: []Layer{{Name: "a", Packages: []string{"/a"}}}}, `pattern "/a"`},
 		{"dots inside", Table{Layers: []Layer{{Name: "a", Packages: []string{"a/.../b"}}}}, `pattern "a/.../b"`},
 		{"no why", Table{Forbidden: []Forbid{{From: "a", To: "b"}}}, "says not why"},
+		{"internal, no why", Table{InternalOK: []Allow{{Module: "integration"}}}, "module integration may import internal packages, but the table says not why"},
 	} {
 		err := tc.tab.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A module may import its own internal packages; another module may not,
+// unless the table lets it (the repository's test module), however its
+// path nests under the root's.
+func TestInternalPackagesStayInTheirModule(t *testing.T) {
+	tab := Table{
+		Layers:     []Layer{{Name: "all", Packages: []string{"a/...", "internal/...", "contrib/...", "integration/..."}}},
+		InternalOK: []Allow{{Module: "integration", Why: "tests"}},
+	}
+	g := newGraph("a -> internal/x", "a -> a/internal/y", "contrib/m -> internal/x", "contrib/m -> a",
+		"contrib/m/internal/z", "contrib/m -> contrib/m/internal/z", "integration/t -> internal/x")
+	for path, p := range g.Packages {
+		switch rel, _ := strings.CutPrefix(path, mod+"/"); {
+		case strings.HasPrefix(rel, "contrib/m"):
+			p.Module = mod + "/contrib/m"
+		case strings.HasPrefix(rel, "integration"):
+			p.Module = mod + "/integration"
+		default:
+			p.Module = mod
+		}
+		g.Packages[path] = p
+	}
+	vs := tab.Check(g)
+	if got, want := arrows(vs), []string{"internal: contrib/m -> internal/x"}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if want := "contrib/m -> internal/x: module contrib/m imports an internal package of the root"; !strings.HasPrefix(vs[0].Message, want) {
+		t.Errorf("message %q, want it to start %q", vs[0].Message, want)
+	}
+}
+
+// The module of each package is read from go list.
+func TestParseReadsTheModule(t *testing.T) {
+	const stream = `{"ImportPath": "example.com/m/contrib/x", "Module": {"Path": "example.com/m/contrib/x"}}
+{"ImportPath": "fmt", "Standard": true}`
+	pkgs := map[string]Package{}
+	if err := parse(strings.NewReader(stream), pkgs); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkgs["example.com/m/contrib/x"].Module; got != "example.com/m/contrib/x" {
+		t.Errorf("module %q", got)
+	}
+	if got := pkgs["fmt"].Module; got != "" {
+		t.Errorf("fmt's module %q", got)
 	}
 }

@@ -39,30 +39,23 @@ var table = Table{
 			On:       []string{"contract"},
 		},
 		{
-			Name: "adapters",
-			// A driver's side of a compat lock (pgx's LISTEN for sqllock):
-			// the lock packages link no driver; zklock, the tests and the
-			// public adapter module contrib/pgxlisten use these.
-			Packages: []string{"internal/pgxlisten"},
-			On:       []string{"compat"},
-		},
-		{
 			Name: "contrib",
-			// Adapter modules that link a driver, for users.
+			// Adapter modules that link a library, for users
+			// (OpenTelemetry).
 			Packages: []string{"contrib/..."},
-			On:       []string{"adapters"},
+			On:       []string{"compat"},
 		},
 		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "adapters"},
+			On:       []string{"zookeeper recipes", "compat"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "adapters"},
+			On:       []string{"zookeeper recipes", "compat"},
 		},
 		{
 			Name: "integration",
@@ -70,6 +63,12 @@ var table = Table{
 			// benchmark peers), on top of everything else.
 			Packages: []string{"integration/..."},
 			On:       []string{"testkit"},
+		},
+	},
+	InternalOK: []Allow{
+		{
+			Module: "integration",
+			Why:    "the repository's heavy tests, built with the root of the same commit (replace ../) and never published: they run on the test harness",
 		},
 	},
 	Forbidden: []Forbid{

@@ -1,4 +1,4 @@
-package pgxlisten_test
+package pgxlistener_test
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/contrib/pgxlisten"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"go.uber.org/goleak"
 )
 
@@ -24,13 +25,11 @@ func TestWaiterIsToldOfTheRelease(t *testing.T) {
 	pg := harness.StartPostgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := pgxlisten.Parse("not a dsn ::")
-	require.Error(t, err)
 	lock := func() *sqllock.Lock {
 		db, err := sql.Open("pgx", pg.DSN())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
-		l, err := pgxlisten.Parse(pg.DSN())
+		l, err := pgxlistener.Parse(pg.DSN())
 		require.NoError(t, err)
 		c, err := sqllock.NewClient(db, sqllock.PostgreSQL, sqllock.WithListener(l))
 		require.NoError(t, err)
@@ -54,4 +53,15 @@ func TestWaiterIsToldOfTheRelease(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the waiter queues (if not, it takes the lock after the release: the test still passes)
 	require.NoError(t, lease.Release(ctx))
 	require.NoError(t, <-got)
+}
+
+// Bad input is an error that says what was wrong, never a panic later in
+// the Client's listening goroutine.
+func TestBadInput(t *testing.T) {
+	_, err := pgxlistener.Parse("not a dsn ::")
+	require.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	require.ErrorContains(t, err, "pgxlistener")
+	_, err = pgxlistener.New(nil)
+	require.ErrorIs(t, err, recipes.ErrInvalidArgument)
+	require.ErrorContains(t, err, "nil *pgx.ConnConfig")
 }
