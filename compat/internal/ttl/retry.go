@@ -51,3 +51,25 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// Backoff is the pause of a loop that waits on a server (an Acquire, a
+// subscription, a listener) after an error: BackoffBase at first, twice
+// the last at each pause after it, up to BackoffCap. The zero value is
+// ready.
+type Backoff struct{ next time.Duration }
+
+// Bounds of a Backoff.
+const (
+	BackoffBase = 50 * time.Millisecond
+	BackoffCap  = 2 * time.Second
+)
+
+// Next is the pause to make now.
+func (b *Backoff) Next() time.Duration {
+	d := max(b.next, BackoffBase)
+	b.next = min(2*d, BackoffCap)
+	return d
+}
+
+// Reset starts the schedule again, after a request that succeeded.
+func (b *Backoff) Reset() { b.next = 0 }
