@@ -280,8 +280,7 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
-			w := waiting{l: l, id: uuid.NewString(), wait: wait, a: a}
-			return w.run(ctx)
+			return grants.Wait(ctx, &waiting{l: l, id: uuid.NewString()}, wait, l.ttl, a)
 		})
 }
 
@@ -430,9 +429,6 @@ const (
 	// before its Acquire returns: a Redis that answers takes a round trip,
 	// and one that does not is left to the background.
 	giveUpTimeout = 2 * time.Second
-	// retryBase and retryCap bound the backoff after a Redis error.
-	retryBase = 50 * time.Millisecond
-	retryCap  = 2 * time.Second
 )
 
 // errRedis wraps a Redis error of Acquire.

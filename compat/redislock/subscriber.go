@@ -105,24 +105,23 @@ func (s *subscriber) current() *redis.PubSub {
 // the checker.
 func (s *subscriber) receive() {
 	defer close(s.loop)
-	backoff := retryBase
+	var backoff ttl.Backoff
 	for {
 		ps := s.current() // the checker may have replaced it
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
 			// go-redis reconnects and resubscribes at the next Receive; a
 			// subscription the checker replaced is closed.
-			if !s.pause(backoff) {
+			if !s.pause(backoff.Next()) {
 				return
 			}
-			backoff = min(2*backoff, retryCap)
 			var re redis.Error
 			if s.sharded && errors.As(err, &re) {
 				s.reopen(ps)
 			}
 			continue
 		}
-		backoff = retryBase
+		backoff.Reset()
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			switch m.Kind {
@@ -138,10 +137,7 @@ func (s *subscriber) receive() {
 				s.reopen(ps)
 			}
 		case *redis.Message:
-			id := s.board.Deliver(m.Payload) // "" for the checker's empty message
-			if hook := testHooks.delivered.Load(); hook != nil && id != "" {
-				(*hook)(s, id)
-			}
+			s.board.Deliver(m.Payload) // the checker's empty message is dropped
 		}
 	}
 }
@@ -157,7 +153,7 @@ func (s *subscriber) receive() {
 // the migration ends, and the waiters' timers cover the gaps.
 func (s *subscriber) checker() {
 	defer close(s.checked)
-	backoff := retryBase
+	var backoff ttl.Backoff
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -171,22 +167,20 @@ func (s *subscriber) checker() {
 			case s.ctx.Err() != nil:
 				return
 			case err == nil && n > 0: // on the master
-				backoff = retryBase
+				backoff.Reset()
 			case err != nil && errors.Is(redisguard.Permanent(err), ttl.ErrPermanent):
 			case err == nil: // counted nowhere: on a replica
 				if cc, ok := s.r.(*redis.ClusterClient); ok {
 					cc.ReloadState(s.ctx)
 				}
-				if !s.pause(backoff) {
+				if !s.pause(backoff.Next()) {
 					return
 				}
-				backoff = min(2*backoff, retryCap)
 				s.reopen(ps) // its confirmation asks for another probe
 			default: // unknown: ask again
-				if !s.pause(backoff) {
+				if !s.pause(backoff.Next()) {
 					return
 				}
-				backoff = min(2*backoff, retryCap)
 				continue
 			}
 			break

@@ -3,13 +3,14 @@ package redislock
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
@@ -55,39 +56,44 @@ func TestGrantBeforeTheAttemptsReply(t *testing.T) {
 
 	// Once the waiter has queued and read the reply, and before it looks
 	// for a grant: release, and let the grant reach the waiter's client.
-	granted := make(chan struct{}, 1)
-	delivered := func(s *subscriber, _ string) {
-		if s == waiterClient.sub(t) {
-			select {
-			case granted <- struct{}{}:
-			default:
-			}
-		}
-	}
-	var once sync.Once
-	var releaseErr error
-	attempted := func() {
-		once.Do(func() {
-			releaseErr = held.Release(ctx)
-			select {
-			case <-granted:
-			case <-time.After(10 * time.Second):
-			}
-		})
-	}
-	testHooks.delivered.Store(&delivered)
-	testHooks.attempted.Store(&attempted)
-	defer func() {
-		testHooks.attempted.Store(nil)
-		testHooks.delivered.Store(nil)
-	}()
-
+	q := &releaseAfterAttempt{waiting: waiting{l: waiterLock, id: uuid.NewString()}, release: func() error { return held.Release(ctx) }}
 	wctx, wcancel := context.WithTimeout(ctx, lockTTL/3)
 	defer wcancel()
-	lease, err := waiterLock.Acquire(wctx)
-	require.NoError(t, releaseErr)
+	lease, err := grants.Wait(wctx, q, true, waiterLock.ttl, nil)
+	require.NoError(t, q.releaseErr)
 	require.NoError(t, err, "the waiter was not woken by the grant")
 	require.NoError(t, lease.Release(ctx))
+}
+
+// releaseAfterAttempt is a waiter that, after its first attempt, runs
+// release and gives the grant it makes time to reach the waiter's
+// watcher, before it lets grants.Wait go on.
+type releaseAfterAttempt struct {
+	waiting
+	watch      *grants.Watcher
+	release    func() error
+	releaseErr error
+	done       bool
+}
+
+func (r *releaseAfterAttempt) Watch() *grants.Watcher {
+	r.watch = r.waiting.Watch()
+	return r.watch
+}
+
+func (r *releaseAfterAttempt) Attempt(ctx context.Context, queue bool, sent time.Time) (grants.Outcome, error) {
+	o, err := r.waiting.Attempt(ctx, queue, sent)
+	if !r.done {
+		r.done = true
+		r.releaseErr = r.release()
+		// Until the grant is in the watcher's buffer (a watcher made after
+		// this attempt would never see it): bounded, the test's context
+		// tells a grant that never came.
+		for i := 0; i < 10000 && (r.watch == nil || len(r.watch.Grants) == 0); i++ {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return o, err
 }
 
 // A grant is published to the new holder's client alone: a release wakes
@@ -106,15 +112,14 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 	held, err := locks[0].Acquire(ctx)
 	require.NoError(t, err)
 
-	var mu sync.Mutex
-	deliveries := map[*subscriber]int{}
-	delivered := func(s *subscriber, _ string) {
-		mu.Lock()
-		defer mu.Unlock()
-		deliveries[s]++
-	}
-	testHooks.delivered.Store(&delivered)
-	defer testHooks.delivered.Store(nil)
+	// Every grant channel, watched from outside: a grant is a message on
+	// the channel of one Client.
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	defer func() { _ = admin.Close() }()
+	watched := admin.PSubscribe(ctx, "*zkrecipes:redislock:grants:*")
+	defer func() { _ = watched.Close() }()
+	_, err = watched.Receive(ctx) // the subscription is confirmed
+	require.NoError(t, err)
 
 	leases := make(chan error, 2)
 	for i, l := range locks[1:] {
@@ -133,9 +138,21 @@ func TestGrantReachesOnlyItsClient(t *testing.T) {
 	require.NoError(t, held.Release(ctx))
 	require.NoError(t, <-leases)
 	require.NoError(t, <-leases)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, map[*subscriber]int{clients[1].sub(t): 1, clients[2].sub(t): 1}, deliveries,
+	// A message after them all: those before it arrive first.
+	const end = "end:zkrecipes:redislock:grants:"
+	require.NoError(t, admin.Publish(ctx, end, "").Err())
+	grantsTo := map[string]int{}
+	for {
+		msg, err := watched.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if msg.Channel == end {
+			break
+		}
+		if _, _, ok := grants.Parse(msg.Payload); ok {
+			grantsTo[msg.Channel]++
+		}
+	}
+	assert.Equal(t, map[string]int{locks[1].channel: 1, locks[2].channel: 1}, grantsTo,
 		"each grant reached the client of its waiter, and no other")
 }
 
@@ -148,17 +165,6 @@ func newClient(t *testing.T, addr string) *Client {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// sub is the Client's one subscription (one server).
-func (c *Client) sub(t *testing.T) *subscriber {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	require.Len(t, c.subs, 1)
-	for _, s := range c.subs {
-		return s
-	}
-	return nil
 }
 
 // A grant confirmed by the acquire script (its message lost, or too old to

@@ -123,7 +123,7 @@ func (p *pinned) discard() {
 }
 
 func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition) (*hold.Lease, error) {
-	backoff := retryBase
+	var backoff ttl.Backoff
 	for {
 		// An id of its own for each try: a release of an earlier one that
 		// goes on in the background (a take refused as too late) must not
@@ -149,10 +149,9 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition)
 		case !wait || errors.Is(err, ttl.ErrPermanent):
 			return nil, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err))
 		}
-		if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
+		if !ttl.Sleep(ctx, ttl.Jitter(backoff.Next())) {
 			return nil, recipes.NotAcquired(ctx)
 		}
-		backoff = min(2*backoff, retryCap)
 	}
 }
 

@@ -3,7 +3,6 @@ package sqllock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
-	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // The operations of the PostgreSQL function.
@@ -23,14 +21,16 @@ const (
 )
 
 // pgWaiting is one Acquire or TryAcquire of a PostgreSQL lock by the
-// waiter me ("channel/id").
+// waiter me ("channel/id"), as grants.Wait drives it: every way out but
+// success takes the waiter out of the table.
 type pgWaiting struct {
 	l    *Lock
 	id   string
 	me   string
-	wait bool
-	a    *hold.Acquisition
+	sent time.Time // of its last attempt
 }
+
+var _ grants.Queue = (*pgWaiting)(nil)
 
 // waiterSeq numbers the waiters of the process: with a listener, a
 // waiter's id is its number (base 36), unique in its Client's channel,
@@ -43,8 +43,7 @@ func (l *Lock) acquirePostgres(ctx context.Context, wait bool, a *hold.Acquisiti
 	if l.c.channel != "" {
 		id = strconv.FormatUint(waiterSeq.Add(1), 36)
 	}
-	w := pgWaiting{l: l, id: id, me: l.c.channel + "/" + id, wait: wait, a: a}
-	return w.run(ctx)
+	return grants.Wait(ctx, &pgWaiting{l: l, id: id, me: l.c.channel + "/" + id}, wait, l.ttl, a)
 }
 
 // call runs op for the waiter me: code 1 and the token when it holds the
@@ -63,110 +62,50 @@ func (l *Lock) call(ctx context.Context, op, me string, sent time.Time) (code in
 // crashed is skipped after three.
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
-// run tries to take the lock until it holds it or gives up; every way out
-// but success takes the waiter out of the table.
-func (w pgWaiting) run(ctx context.Context) (*hold.Lease, error) {
-	l := w.l
-	// The watch is registered before the first attempt can queue us: a
-	// notification may arrive before the attempt's own reply.
-	var watch *grants.Watcher
-	confirmed := true
-	if w.wait && l.c.board != nil {
-		watch = l.c.board.Watch(w.id)
-		defer watch.Stop()
-		confirmed = watch.Confirmed
+func (w *pgWaiting) String() string { return w.l.String() }
+
+// Watch registers the waiter on its Client's listener, if it has one.
+func (w *pgWaiting) Watch() *grants.Watcher {
+	if w.l.c.board == nil {
+		return nil
 	}
+	return w.l.c.board.Watch(w.id)
+}
+
+// Attempt runs the function once: opQueue to queue, else opAcquire.
+func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (grants.Outcome, error) {
 	op := opAcquire
-	if w.wait {
+	if queue {
 		op = opQueue
 	}
-	backoff := retryBase
-	queued := false
-	for {
-		sent := time.Now()
-		// From now on the statement may land, even if its reply is lost
-		// or ctx ends first: every way out releases what it may have done.
-		queued = true
-		code, n, err := l.call(ctx, op, w.me, sent)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
-		case err != nil && (!w.wait || errors.Is(err, ttl.ErrPermanent)):
-			return nil, w.giveUp(ctx, queued, sent, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err)))
-		case err != nil:
-			// The statement may or may not have run: trying again finds out.
-			if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
-				return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
-			}
-			backoff = min(2*backoff, retryCap)
-			continue
-		case code == 1:
-			return l.hold(ctx, w.me, n, sent)
-		}
-		// Held, or a waiter ahead: the call waits in the queue, or
-		// TryAcquire is refused.
-		w.a.Queued()
-		if !w.wait {
-			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l)
-		}
-		backoff = retryBase
-		if !confirmed {
-			// A grant notified before the LISTEN held was missed: once it
-			// holds, look again.
-			if !watch.AwaitReady(ctx) {
-				return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
-			}
-			confirmed = true
-			continue
-		}
-		g, granted, ok := w.await(ctx, watch, time.Duration(n)*time.Microsecond)
-		if !ok {
-			return nil, w.giveUp(ctx, queued, sent, recipes.NotAcquired(ctx))
-		}
-		if granted && grants.Fresh(g, l.terms.Valid, l.terms.Every) {
-			return l.hold(ctx, w.me, g.Token, grants.Unstamp(g.Stamp))
-		}
-		// Woken by the timer, or by a grant too old to hold from without
-		// confirming it: the next attempt finds out (a lock handed to us
-		// is renewed and held from then, with a new token).
+	w.sent = sent
+	code, n, err := w.l.call(ctx, op, w.me, sent)
+	switch {
+	case err != nil:
+		return grants.Outcome{}, errDB("acquire "+w.l.name, err)
+	case code == 1:
+		return grants.Outcome{Acquired: true, Token: n}, nil
 	}
+	return grants.Outcome{Wait: time.Duration(n) * time.Microsecond}, nil
 }
 
-// await waits for a grant to this waiter (granted), or for the holder's
-// remaining TTL (at most the lock's TTL, so that the queue entry is
-// refreshed in time), with jitter; ok is false when ctx ends first.
-func (w pgWaiting) await(ctx context.Context, watch *grants.Watcher, remaining time.Duration) (g grants.Grant, granted, ok bool) {
-	if remaining <= 0 {
-		remaining = w.l.ttl
-	}
-	t := time.NewTimer(min(ttl.Jitter(remaining), w.l.ttl))
-	defer t.Stop()
-	var grant <-chan grants.Grant
-	if watch != nil {
-		grant = watch.Grants
-	}
-	select {
-	case g = <-grant:
-		return g, true, true
-	case <-t.C:
-		return grants.Grant{}, false, true
-	case <-ctx.Done():
-		return grants.Grant{}, false, false
-	}
+func (w *pgWaiting) Trusts(g grants.Grant) bool {
+	return grants.Fresh(g, w.l.terms.Valid, w.l.terms.Every)
 }
 
-// giveUp returns err after taking the waiter out of the queue, and
-// releasing the lock if it was handed to it meanwhile (sent is the send
-// time of its last attempt). At once, bounded by cancelTimeout whatever
+func (w *pgWaiting) Hold(ctx context.Context, token int64, sent time.Time) (*hold.Lease, error) {
+	return w.l.hold(ctx, w.me, token, sent)
+}
+
+// GiveUp takes the waiter out of the queue, and releases the lock if it
+// was handed to it meanwhile. At once, bounded by cancelTimeout whatever
 // ctx says: nothing of the waiter is left in the row when Acquire
 // returns. If the database does not answer in time, the removal goes on
 // in the background, on the Client's clean-ups (Close waits for them),
 // until the entry would have expired anyway (a lock handed to it expires
-// a TTL after the grant, before that).
-func (w pgWaiting) giveUp(ctx context.Context, queued bool, sent time.Time, err error) error {
-	if !queued {
-		return err
-	}
+// a TTL after the grant, before that), counted from the send time of its
+// last attempt.
+func (w *pgWaiting) GiveUp(ctx context.Context) {
 	srv := pgServer{w.l, w.me}
 	lctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
@@ -177,7 +116,6 @@ func (w pgWaiting) giveUp(ctx context.Context, queued bool, sent time.Time, err 
 		// The database refuses it (closed, a password refused): the entry
 		// expires by itself.
 	default:
-		ttl.FreeInBackground(&w.l.c.bg, ctx, srv, sent.Add(w.l.waitTTL()+w.l.ttl))
+		ttl.FreeInBackground(&w.l.c.bg, ctx, srv, w.sent.Add(w.l.waitTTL()+w.l.ttl))
 	}
-	return err
 }

@@ -256,27 +256,21 @@ func (c *Client) CreateTable(ctx context.Context) error {
 // listen runs the listener until Close, again after each failure.
 func (c *Client) listen(ctx context.Context) {
 	defer c.done.Done()
-	backoff := retryBase
+	var backoff ttl.Backoff
 	for ctx.Err() == nil {
 		start := time.Now()
 		_ = c.listener.Listen(ctx, c.channel, c.board.Confirm, func(p string) { c.board.Deliver(p) })
-		if time.Since(start) > retryCap {
-			backoff = retryBase
+		if time.Since(start) > ttl.BackoffCap {
+			backoff.Reset()
 		}
-		if !ttl.Sleep(ctx, ttl.Jitter(backoff)) {
+		if !ttl.Sleep(ctx, ttl.Jitter(backoff.Next())) {
 			return
 		}
-		backoff = min(2*backoff, retryCap)
 	}
 }
 
-// Bounds of the waits after errors.
-const (
-	retryBase = 50 * time.Millisecond
-	retryCap  = 2 * time.Second
-	// cancelTimeout bounds the clean-up after a waiter gives up.
-	cancelTimeout = 5 * time.Second
-)
+// cancelTimeout bounds the clean-up after a waiter gives up.
+const cancelTimeout = 5 * time.Second
 
 // Lock is a lock on one name in a Client's table.
 type Lock struct {

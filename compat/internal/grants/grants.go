@@ -1,7 +1,9 @@
 // Package grants is what the compat locks that hand a released lock to
 // the next waiter share: the grant a release sends to the waiter's client
 // ("id token stamp"), a board on which a client's waiters wait for theirs,
-// and the stamps that date a grant by the waiter's own clock.
+// the stamps that date a grant by the waiter's own clock, and the
+// waiter's loop (Wait: attempt, back off, queue, wait for a grant or a
+// timer), which each backend drives through its Queue.
 //
 // A waiter's every attempt carries a stamp (its send time on the
 // monotonic clock, as a number the server can keep); the release that
