@@ -3,6 +3,7 @@ package mutex_test
 import (
 	"path"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
@@ -79,6 +80,13 @@ func TestInteropNodeNames(t *testing.T) {
 		require.Regexp(t, interopNodeName, n)
 	}
 	require.Equal(t, names, a.Participants(t), "Curator's order of the mixed queue")
+	for _, p := range ps {
+		// Created is the node's ctime, Curator's node's as ours.
+		ok, st, err := observer.Exists(ctxT(t), p.Path)
+		require.NoError(t, err)
+		require.True(t, ok, p.Path)
+		require.Equal(t, time.UnixMilli(st.Ctime), p.Created, "Created of %s", p.Name)
+	}
 	kids, _, err := observer.Children(ctxT(t), lockPath)
 	require.NoError(t, err)
 	require.ElementsMatch(t, names, kids, "nothing but lock nodes under the lock path")

@@ -116,10 +116,10 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 // negative difference, from clock skew, shows as 0s), or "-" for a
 // waiter, an unknown node, or a holder whose node went meanwhile.
 func heldField(e lockEntry, now time.Time) string {
-	if e.role != roleHolder || e.ctime == 0 {
+	if e.role != roleHolder || e.created.IsZero() {
 		return "-"
 	}
-	return "held " + roundHeld(now.Sub(time.UnixMilli(e.ctime)))
+	return "held " + roundHeld(now.Sub(e.created))
 }
 
 // roundHeld shows a hold time in seconds to a tenth, or to the second
