@@ -1,6 +1,7 @@
 package mutex_test
 
 import (
+	"fmt"
 	"path"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // TestInteropFIFOQueue: one fair queue across the two languages. Go holder
@@ -56,6 +58,35 @@ func TestInteropFIFOQueue(t *testing.T) {
 	a.DoExpect(t, "tryacquire", "locked")
 	require.NoError(t, w2Lease.Release(ctxT(t)))
 	interopWaitQueue(t, w2, 0)
+}
+
+// TestInteropWaitGone: a Go client waits for Curator's holder's node to
+// go, and is told when Curator releases.
+func TestInteropWaitGone(t *testing.T) {
+	servers := sharedServers(t)
+	const lockPath = "/interop-wait-gone"
+	w := connect(t, servers)
+	m := interopMutex(t, servers, lockPath)
+	a := interopCurator(t, servers, lockPath)
+	a.DoExpect(t, "acquire", "acquired")
+	ps := interopWaitQueue(t, m, 1)
+	require.Equal(t, a.Session(), ps[0].SessionID)
+
+	res := make(chan error, 1)
+	go func() {
+		g, err := ps[0].WaitGone(ctxT(t), w)
+		if err == nil && g != (znode.Gone{}) {
+			err = fmt.Errorf("reported %+v, want deleted", g)
+		}
+		res <- err
+	}()
+	a.DoExpect(t, "release", "released")
+	select {
+	case err := <-res:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("WaitGone did not return after Curator's release")
+	}
 }
 
 // TestInteropNodeNames: our nodes and Curator's have the same shape, and
