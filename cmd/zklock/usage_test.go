@@ -117,7 +117,8 @@ func TestEveryFlagDocumented(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	var inUsage, inDoc, inLs []string
-	runFlags(&runOptions{}, &kindFlags{}).VisitAll(func(f *flag.Flag) {
+	fs, _, _ := runFlags(&runOptions{}, &kindFlags{})
+	fs.VisitAll(func(f *flag.Flag) {
 		name := "--" + f.Name
 		if len(f.Name) == 1 {
 			name = "-" + f.Name
@@ -131,7 +132,7 @@ func TestEveryFlagDocumented(t *testing.T) {
 	})
 	var conn connOptions
 	var out outputOptions
-	fs := newFlagSet("zklock ls")
+	fs = newFlagSet("zklock ls")
 	conn.register(fs)
 	out.register(fs)
 	fs.VisitAll(func(f *flag.Flag) {
