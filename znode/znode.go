@@ -1,9 +1,8 @@
 // Package znode has what the ZooKeeper-backed locks (mutex, rwlock,
 // exclusive, leader, semaphore) add to the backend-neutral recipes
 // contract: the lock node behind a lease, a write guarded by it, the queue
-// of a lock path (Participant, and ParseChild for the names of its nodes),
-// a wait for a participant's node to go (Participant.WaitGone) and
-// Curator's revocation (Revoke).
+// of a lock path (Participant, and ParseChild for the names of its nodes)
+// and Curator's revocation (Revoke).
 //
 // A node is named by its path ("/locks/orders/_c_<uuid>-lock-0000000001",
 // without the client's namespace) wherever it is to be found again
