@@ -55,6 +55,19 @@ func awaitGone(t *testing.T, res <-chan goneResult) goneResult {
 	}
 }
 
+// holdAndList takes the mutex at path with hc and lists it from wc: the
+// lease, and the holder as wc sees it, with wc's mutex.
+func holdAndList(t *testing.T, hc, wc *session.Client, path string) (recipes.Lease, znode.Participant, *mutex.Mutex) {
+	t.Helper()
+	hm, err := mutex.New(hc, path)
+	require.NoError(t, err)
+	lease, err := hm.Acquire(zktest.Ctx(t))
+	require.NoError(t, err)
+	wm, err := mutex.New(wc, path)
+	require.NoError(t, err)
+	return lease, holderOf(t, wm), wm
+}
+
 // holderOf lists m's queue from c and returns its one holder.
 func holderOf(t *testing.T, m *mutex.Mutex) znode.Participant {
 	t.Helper()
@@ -71,13 +84,7 @@ func holderOf(t *testing.T, m *mutex.Mutex) znode.Participant {
 func TestWaitGone(t *testing.T) {
 	servers := zktest.Shared(t)
 	hc, wc := zktest.Connect(t, servers), zktest.Connect(t, servers)
-	hm, err := mutex.New(hc, "/gone/released")
-	require.NoError(t, err)
-	lease, err := hm.Acquire(zktest.Ctx(t))
-	require.NoError(t, err)
-	wm, err := mutex.New(wc, "/gone/released")
-	require.NoError(t, err)
-	p := holderOf(t, wm)
+	lease, p, wm := holdAndList(t, hc, wc, "/gone/released")
 
 	res := waitGoneAsync(zktest.Ctx(t), p, wc)
 	require.NoError(t, znode.Revoke(zktest.Ctx(t), wc, p.Path)) // its data changes
@@ -126,14 +133,9 @@ func TestWaitGoneAcrossSessionLoss(t *testing.T) {
 	wc := zktest.Connect(t, []string{proxy.Addr()}, session.WithSessionTimeout(2*time.Second))
 	states, err := wc.Subscribe(zktest.Ctx(t))
 	require.NoError(t, err)
-	hm, err := mutex.New(hc, "/gone/session-loss")
-	require.NoError(t, err)
-	lease, err := hm.Acquire(zktest.Ctx(t))
-	require.NoError(t, err)
-	wm, err := mutex.New(wc, "/gone/session-loss")
-	require.NoError(t, err)
+	lease, p, _ := holdAndList(t, hc, wc, "/gone/session-loss")
 	first := wc.CurrentSession().ID()
-	res := waitGoneAsync(zktest.Ctx(t), holderOf(t, wm), wc)
+	res := waitGoneAsync(zktest.Ctx(t), p, wc)
 
 	proxy.Blackhole(t)
 	require.NoError(t, lease.Release(zktest.Ctx(t)))
@@ -163,13 +165,7 @@ func TestWaitGoneThroughOutage(t *testing.T) {
 			states, err := wc.Subscribe(zktest.Ctx(t))
 			require.NoError(t, err)
 			lockPath := "/gone/outage-" + until.String()
-			hm, err := mutex.New(hc, lockPath)
-			require.NoError(t, err)
-			lease, err := hm.Acquire(zktest.Ctx(t))
-			require.NoError(t, err)
-			wm, err := mutex.New(wc, lockPath)
-			require.NoError(t, err)
-			p := holderOf(t, wm)
+			lease, p, _ := holdAndList(t, hc, wc, lockPath)
 
 			proxy.Blackhole(t)
 			res := waitGoneAsync(zktest.Ctx(t), p, wc) // its first read is lost
