@@ -247,7 +247,9 @@ func requeuePause(prev, held time.Duration) time.Duration {
 }
 
 // Participants lists the election's queue, the leader first (Curator's
-// getParticipants); Data is each participant's id.
+// getParticipants); Data is each participant's id, Created when it
+// joined. Participant.WaitGone waits for the leader's node to go (it
+// resigned, or its session ended); Observe reports the next leader.
 func (e *Election) Participants(ctx context.Context) ([]znode.Participant, error) {
 	return e.lock.Participants(ctx)
 }

@@ -1,12 +1,15 @@
 package mutex_test
 
 import (
+	"fmt"
 	"path"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/znode"
 )
 
 // TestInteropFIFOQueue: one fair queue across the two languages. Go holder
@@ -57,6 +60,35 @@ func TestInteropFIFOQueue(t *testing.T) {
 	interopWaitQueue(t, w2, 0)
 }
 
+// TestInteropWaitGone: a Go client waits for Curator's holder's node to
+// go, and is told when Curator releases.
+func TestInteropWaitGone(t *testing.T) {
+	servers := sharedServers(t)
+	const lockPath = "/interop-wait-gone"
+	w := connect(t, servers)
+	m := interopMutex(t, servers, lockPath)
+	a := interopCurator(t, servers, lockPath)
+	a.DoExpect(t, "acquire", "acquired")
+	ps := interopWaitQueue(t, m, 1)
+	require.Equal(t, a.Session(), ps[0].SessionID)
+
+	res := make(chan error, 1)
+	go func() {
+		g, err := ps[0].WaitGone(ctxT(t), w)
+		if err == nil && g != (znode.Gone{}) {
+			err = fmt.Errorf("reported %+v, want deleted", g)
+		}
+		res <- err
+	}()
+	a.DoExpect(t, "release", "released")
+	select {
+	case err := <-res:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		t.Fatal("WaitGone did not return after Curator's release")
+	}
+}
+
 // TestInteropNodeNames: our nodes and Curator's have the same shape, and
 // both sides see the same queue in the same order, whoever holds.
 func TestInteropNodeNames(t *testing.T) {
@@ -79,6 +111,13 @@ func TestInteropNodeNames(t *testing.T) {
 		require.Regexp(t, interopNodeName, n)
 	}
 	require.Equal(t, names, a.Participants(t), "Curator's order of the mixed queue")
+	for _, p := range ps {
+		// Created is the node's ctime, Curator's node's as ours.
+		ok, st, err := observer.Exists(ctxT(t), p.Path)
+		require.NoError(t, err)
+		require.True(t, ok, p.Path)
+		require.Equal(t, time.UnixMilli(st.Ctime), p.Created, "Created of %s", p.Name)
+	}
 	kids, _, err := observer.Children(ctxT(t), lockPath)
 	require.NoError(t, err)
 	require.ElementsMatch(t, names, kids, "nothing but lock nodes under the lock path")

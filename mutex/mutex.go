@@ -130,7 +130,11 @@ func (m *Mutex) Acquire(ctx context.Context) (recipes.Lease, error) { return m.l
 func (m *Mutex) TryAcquire(ctx context.Context) (recipes.Lease, error) { return m.l.Acquire(ctx, true) }
 
 // Participants lists the lock's queue, holder first (Curator's
-// getParticipantNodes). A lock path that does not exist has none.
+// getParticipantNodes), each node with its owner, data and creation time
+// (Created: how long the holder has held, its wait included). A lock path
+// that does not exist has none. To learn when the holder lets go (it
+// released, or its session ended), wait on its node:
+// Participant.WaitGone.
 func (m *Mutex) Participants(ctx context.Context) ([]znode.Participant, error) {
 	return m.l.Participants(ctx)
 }

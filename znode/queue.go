@@ -3,6 +3,7 @@ package znode
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // SeqDigits is the width of the sequence ZooKeeper appends to the name of a
@@ -63,4 +64,8 @@ type Participant struct {
 	SessionID int64  // its ephemeral owner
 	Data      []byte // what the participant stored (Curator: its id)
 	Holder    bool   // the node holds the lock
+	// Created is when the node was made, by the server's clock (its ctime,
+	// to the millisecond): for a holder that queued, when it began to
+	// wait. The listing reads it with the rest, at no extra request.
+	Created time.Time
 }

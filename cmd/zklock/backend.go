@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/memcachedlock"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
-	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -38,7 +35,8 @@ const backendNames = "zk, redis, redis-cluster, redis-sentinel, redlock, memcach
 // waits for its lock (ZooKeeper has its connection timeout).
 const pingTimeout = 15 * time.Second
 
-// backendOptions are --backend and the flags of the other backends.
+// backendOptions are --backend and the fields the flags of the other
+// backends set (each backend registers its own: backends.go).
 type backendOptions struct {
 	name      string
 	redis     string
@@ -68,111 +66,6 @@ type backendOptions struct {
 	redisPassword    string       // from --redis-password-file or $REDISCLI_AUTH
 	sentinelPassword string       // from --sentinel-password-file or $ZKLOCK_SENTINEL_AUTH
 	sentinelUserFlag bool         // the sentinels' user is --sentinel-user's, not the URLs'
-}
-
-func (b *backendOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.name, "backend", backendZK, "where the lock lives: "+backendNames)
-	fs.StringVar(&b.redis, "redis", "", "Redis servers HOST:PORT or redis://[USER@]HOST:PORT[/DB] (rediss:// for TLS), comma separated "+
-		"(several: Redlock; redis-cluster: some nodes of the cluster)")
-	fs.StringVar(&b.redisPasswordFile, "redis-password-file", "", "the Redis password: the first line of FILE (default $"+redisPasswordEnv+")")
-	fs.StringVar(&b.keyPrefix, "key-prefix", "", "redis backends and memcached: prefix of every key (and channel) of the lock, for Redis ACLs")
-	fs.StringVar(&b.sentinel, "sentinel", "", "redis-sentinel: the sentinels HOST:PORT,... (or redis://, rediss:// URLs, as --redis)")
-	fs.StringVar(&b.master, "master", "", "redis-sentinel: the name of the master the sentinels monitor")
-	fs.StringVar(&b.sentinelPasswordFile, "sentinel-password-file", "",
-		"redis-sentinel: the sentinels' own password: the first line of FILE (default $"+sentinelPasswordEnv+")")
-	fs.StringVar(&b.sentinelUser, "sentinel-user", "", "redis-sentinel: the sentinels' ACL user, when not the --sentinel URLs' user")
-	fs.IntVar(&b.acks, "replica-ack", 0, "redis, redis-cluster, redis-sentinel: count an acquisition or renewal only once N replicas acknowledged it (WAIT; best-effort)")
-	fs.Var(durationValue{d: &b.ackWait, min: time.Millisecond}, "replica-ack-timeout", "how long --replica-ack waits for the replicas (default 100ms)")
-	fs.StringVar(&b.memcached, "memcached", "", "memcached server HOST:PORT")
-	fs.StringVar(&b.dsn, "dsn", "", "PostgreSQL or MySQL data source name, as the driver takes it")
-	fs.StringVar(&b.dsnFile, "dsn-file", "", "the DSN: the first line of FILE (or $"+dsnEnv+"; a password may not be in --dsn)")
-	fs.StringVar(&b.listenDSN, "listen-dsn", "", "PostgreSQL DSN of the LISTEN connection, when --dsn goes through a transaction pooler (default: --dsn)")
-	fs.StringVar(&b.listenDSNFile, "listen-dsn-file", "", "the LISTEN connection's DSN: the first line of FILE (or $"+listenDSNEnv+")")
-	fs.StringVar(&b.table, "table", sqllock.DefaultTable, "the lease table, TABLE or SCHEMA.TABLE (postgres, mysql)")
-	fs.Var(durationValue{d: &b.ttl, min: time.Millisecond}, "ttl", "lock TTL for redis, redis-cluster, redis-sentinel, redlock, memcached, postgres and mysql (default 10s)")
-	fs.BoolVar(&b.noCheck, "without-eviction-check", false,
-		"do not check that the Redis or memcached server cannot evict the lock (where it refuses the check, or to accept that risk)")
-	fs.BoolVar(&b.noDurable, "without-durability-check", false,
-		"do not refuse a PostgreSQL with synchronous_commit off or a MySQL with innodb_flush_log_at_trx_commit 0 (to accept that a crash may forget a grant)")
-}
-
-// backendFlags are the flags of the backends other than ZooKeeper, each
-// with the backends that take it; any other refuses it.
-var backendFlags = []struct {
-	flag     string
-	backends []string
-}{
-	{"redis", []string{backendRedis, backendCluster, backendRedlock}},
-	{"redis-password-file", []string{backendRedis, backendCluster, backendSentinel, backendRedlock}},
-	{"key-prefix", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
-	// mysql: go-sql-driver/mysql's DSN can name no CA file (pgx's can:
-	// sslrootcert, sslcert, sslkey).
-	{"tls-ca", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
-	{"tls-cert", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
-	{"tls-key", []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMySQL}},
-	{"sentinel", []string{backendSentinel}},
-	{"master", []string{backendSentinel}},
-	{"sentinel-password-file", []string{backendSentinel}},
-	{"sentinel-user", []string{backendSentinel}},
-	{"replica-ack", []string{backendRedis, backendCluster, backendSentinel}},
-	{"replica-ack-timeout", []string{backendRedis, backendCluster, backendSentinel}},
-	{"memcached", []string{backendMemcached}},
-	{"dsn", []string{backendPostgres, backendMySQL}},
-	{"dsn-file", []string{backendPostgres, backendMySQL}},
-	{"listen-dsn", []string{backendPostgres}},
-	{"listen-dsn-file", []string{backendPostgres}},
-	{"table", []string{backendPostgres, backendMySQL}},
-	{"ttl", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached, backendPostgres, backendMySQL}},
-	{"without-eviction-check", []string{backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached}},
-	{"without-durability-check", []string{backendPostgres, backendMySQL}},
-}
-
-// validate checks the backend flags against the others set (by name).
-func (b *backendOptions) validate(set map[string]bool) error {
-	switch b.name {
-	case backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock, backendMemcached, backendPostgres, backendMySQL:
-	default:
-		return fmt.Errorf("unknown --backend %q: %s", b.name, backendNames)
-	}
-	for _, f := range backendFlags {
-		if set[f.flag] && !slices.Contains(f.backends, b.name) {
-			return fmt.Errorf("--%s needs --backend %s", f.flag, orList(f.backends))
-		}
-	}
-	switch b.name {
-	case backendZK:
-		return nil
-	case backendRedis, backendCluster, backendRedlock, backendSentinel:
-		if err := b.validateRedis(set); err != nil {
-			return err
-		}
-	case backendMemcached:
-		if b.memcached == "" {
-			return errors.New("--backend memcached needs --memcached HOST:PORT")
-		}
-		if strings.Contains(b.memcached, ",") {
-			return errors.New("--memcached takes one server")
-		}
-	case backendPostgres, backendMySQL:
-		if err := b.validateSQL(set); err != nil {
-			return err
-		}
-	}
-	if err := b.validateKeyPrefix(); err != nil {
-		return err
-	}
-	if set["replica-ack"] && b.acks < 1 {
-		return fmt.Errorf("--replica-ack %d: want 1 replica or more", b.acks)
-	}
-	if set["replica-ack-timeout"] && !set["replica-ack"] {
-		return errors.New("--replica-ack-timeout needs --replica-ack")
-	}
-	for _, f := range []string{"read", "write", "exclusive", "leader", "semaphore", "namespace", "session-timeout", "servers", "auth-file", "acl"} {
-		if set[f] {
-			return fmt.Errorf("--%s needs --backend zk", f)
-		}
-	}
-	return nil
 }
 
 // validateKeyPrefix checks --key-prefix as the lock's package will, before

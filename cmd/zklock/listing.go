@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/exclusive"
@@ -31,7 +32,7 @@ type lockEntry struct {
 	node    string // the node's name
 	session int64  // its ephemeral owner (0 for a persistent node)
 	data    []byte
-	ctime   int64 // a holder's node's creation time (ms since the epoch, the server's clock); 0 when not known
+	created time.Time // a holder's node's creation time (the server's clock); zero when not known
 }
 
 // nodeKind classifies a node under a lock path by its name: the mutex's
@@ -93,7 +94,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 		}
 		e := lockEntry{role: role, kind: kind, node: name, session: st.EphemeralOwner, data: data}
 		if role == roleHolder {
-			e.ctime = st.Ctime
+			e.created = time.UnixMilli(st.Ctime)
 		}
 		out = append(out, e)
 		return nil
@@ -117,10 +118,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 		case e.kind == kindUnknown:
 			e.role = roleUnknown
 		case p.Holder:
-			e.role = roleHolder
-			if e.ctime, err = nodeCtime(ctx, c, p.Path); err != nil {
-				return nil, err
-			}
+			e.role, e.created = roleHolder, p.Created
 		}
 		out = append(out, e)
 	}
@@ -198,12 +196,8 @@ func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockE
 	}
 	var out []lockEntry
 	for _, p := range ls {
-		ctime, err := nodeCtime(ctx, c, p.Path)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, lockEntry{role: roleHolder, kind: kindSemaphore.String(), node: semaphore.LeasesNode + "/" + p.Name,
-			session: p.SessionID, data: p.Data, ctime: ctime})
+			session: p.SessionID, data: p.Data, created: p.Created})
 	}
 	m, err := mutex.New(c, session.JoinPath(path, semaphore.LocksNode))
 	if err != nil {
@@ -218,15 +212,4 @@ func listSemaphore(ctx context.Context, c *session.Client, path string) ([]lockE
 			session: p.SessionID, data: p.Data})
 	}
 	return out, nil
-}
-
-// nodeCtime is the creation time of the node at path (ms since the epoch,
-// by the server's clock), or 0 when it is gone meanwhile. The recipes'
-// Participants do not give the nodes' Stat: one more request per holder.
-func nodeCtime(ctx context.Context, c *session.Client, path string) (int64, error) {
-	ok, st, err := c.Exists(ctx, path)
-	if err != nil || !ok || st == nil {
-		return 0, err
-	}
-	return st.Ctime, nil
 }

@@ -25,7 +25,8 @@ per line, fields separated by a tab:
   ROLE      holder or waiter; unknown for a node of a kind zklock does not know
   KIND      the lock the node belongs to: mutex (zklock's default), read or
             write (--read, --write: the read/write lock), exclusive
-            (--exclusive), or unknown
+            (--exclusive), leader (--leader), semaphore (--semaphore N), or
+            unknown
   NODE      the lock node's name
   SESSION   the session id owning the node (0x...)
   DATA      what the process stored (--data; zklock's default is HOSTNAME:PID),
@@ -41,7 +42,12 @@ ZooKeeper locks only: the other backends (--backend) have no ls.
 
 The kind is told from the node names: "...lock-<seq>" is the mutex's (Curator's
 InterProcessMutex), "...__READ__<seq>" and "...__WRIT__<seq>" are the read/write
-lock's (Curator's InterProcessReadWriteLock), "lock" is the exclusive lock's.
+lock's (Curator's InterProcessReadWriteLock), "lock" is the exclusive lock's,
+"...latch-<seq>" the election's (Curator's LeaderLatch); a PATH with a
+"leases" child is a semaphore's (Curator's InterProcessSemaphoreV2): its
+lease nodes are listed as holders, the nodes queued in PATH/locks as waiters
+(the one of these waiting for room has its lease nodes already: they are
+listed as holders too).
 Holders are decided by the lock's own rules: the mutex's first node; a writer
 whose node is first; every reader with no writer ahead, so several readers
 can be holders at once. The exclusive lock has a single node, its holder's,
@@ -116,10 +122,10 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 // negative difference, from clock skew, shows as 0s), or "-" for a
 // waiter, an unknown node, or a holder whose node went meanwhile.
 func heldField(e lockEntry, now time.Time) string {
-	if e.role != roleHolder || e.ctime == 0 {
+	if e.role != roleHolder || e.created.IsZero() {
 		return "-"
 	}
-	return "held " + roundHeld(now.Sub(time.UnixMilli(e.ctime)))
+	return "held " + roundHeld(now.Sub(e.created))
 }
 
 // roundHeld shows a hold time in seconds to a tenth, or to the second

@@ -150,7 +150,7 @@ func newFlagSet(name string) *flag.FlagSet {
 func parseRun(args []string) (*runOptions, error) {
 	o := &runOptions{grace: defaultGrace}
 	var kinds kindFlags
-	fs := runFlags(o, &kinds)
+	fs, bs, takers := runFlags(o, &kinds)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -192,14 +192,15 @@ func parseRun(args []string) (*runOptions, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	o.dataSet = set["data"]
-	o.backend.tls = &o.conn.tls
-	if err := o.backend.validate(set); err != nil {
+	b, err := pick(bs, o.backend.name)
+	if err != nil {
 		return nil, err
 	}
-	if o.backend.name == backendZK {
-		if err := o.conn.validate(); err != nil {
-			return nil, err
-		}
+	if err := takers.check(b.name(), set); err != nil {
+		return nil, err
+	}
+	if err := b.validate(set); err != nil {
+		return nil, err
 	}
 	if err := o.out.validate(); err != nil {
 		return nil, err
@@ -212,19 +213,18 @@ func parseRun(args []string) (*runOptions, error) {
 	return o, nil
 }
 
-// runFlags is the flag set of the lock-and-run, setting o and kinds.
-func runFlags(o *runOptions, kinds *kindFlags) *flag.FlagSet {
+// runFlags is the flag set of the lock-and-run, setting o and kinds, with
+// the backends and the flags each takes.
+func runFlags(o *runOptions, kinds *kindFlags) (*flag.FlagSet, []backend, backendFlags) {
 	fs := newFlagSet("zklock")
-	o.conn.register(fs)
-	o.conn.registerACL(fs)
 	o.out.register(fs)
 	fs.Var(durationValue{d: &o.timeout}, "timeout", "stop waiting after this long (0: forever)")
 	fs.Var(durationValue{d: &o.grace}, "grace", "time between SIGTERM and SIGKILL after the lock is lost")
 	fs.BoolVar(&o.try, "try", false, "fail at once if the lock is held")
 	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
-	kinds.register(fs)
-	o.backend.register(fs)
-	return fs
+	fs.StringVar(&o.backend.name, "backend", backendZK, "where the lock lives: "+backendNames)
+	bs := o.backends(kinds)
+	return fs, bs, registerBackends(fs, bs)
 }
 
 // validateLockPath checks a lock path given on the command line.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,11 +12,15 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
-// No secret is ever in zklock's argv (which every user sees in ps) nor in
-// anything it prints, -v included: for each backend a zklock holds the
-// lock with its secret in the environment or a file, while the test reads
-// its /proc/PID/cmdline; then zklocks with a wrong secret are refused; and
-// a secret put on the command line is refused without being echoed.
+// No secret is ever in what zklock emits: for each backend a zklock holds
+// the lock with its secret in the environment or a file, while the test
+// reads what zklock gave the process it spawned (its argv, which every user
+// sees in ps, and the variables zklock added to its environment: COMMAND
+// inherits the rest, secrets included, as documented) and, on ZooKeeper,
+// what zklock stored in its lock node (zklock ls shows it); nor in
+// anything zklock prints, -v included, when it holds, when zklocks with a
+// wrong secret are refused, and when a secret put on the command line is
+// refused without being echoed.
 func TestSecretsNeverShown(t *testing.T) {
 	zk := zkServers(t)
 	r := harness.StartRedisSecure(t, harness.RedisSecurity{Password: "redis-s3cr3t"})
@@ -58,13 +63,22 @@ func TestSecretsNeverShown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := authPath(t)
-			h := startZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "sh", "-c", holdScript)...)
+			h := startZklockEnv(t, tc.env, append(append(tc.args, "-v"), path, "--", "sh", "-c", childScript)...)
 			h.waitOutput(t, h.stdout, "ready")
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.cmd.Process.Pid))
-			require.NoError(t, err)
-			require.Contains(t, string(cmdline), path, "not zklock's command line")
+			child := childPID(t, h)
+			cmdline := readProc(t, child, "cmdline")
+			require.Contains(t, cmdline, childScript, "not COMMAND's command line")
+			added := addedEnv(readProc(t, h.cmd.Process.Pid, "environ"), readProc(t, child, "environ"))
+			require.Contains(t, added, "ZKLOCK_PATH="+path, "the variables zklock gives COMMAND")
 			for _, s := range secrets {
-				assert.NotContains(t, string(cmdline), s, "a secret in zklock's argv")
+				assert.NotContains(t, cmdline, s, "a secret in COMMAND's argv")
+				assert.NotContains(t, added, s, "a secret in a variable zklock gave COMMAND")
+			}
+			if tc.name == "zookeeper" { // the lock node's data, as ls shows it
+				code, ls := runZklock(t, "ls", "--servers", zk, "--auth-file", tc.args[3], path)
+				require.Equal(t, exitOK, code, "stderr: %s", ls.stderr)
+				require.Contains(t, ls.stdout.String(), "\tholder\t")
+				assertNoSecret(t, ls, secrets...)
 			}
 
 			// While the lock is held: on ZooKeeper its path is then there,
@@ -87,4 +101,41 @@ func TestSecretsNeverShown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// childScript is the COMMAND of TestSecretsNeverShown: it prints its pid,
+// holds the lock until stdin is closed, then prints "done".
+const childScript = `echo "ready $$"; read x; echo done`
+
+// childPID is the pid childScript printed on h's stdout.
+func childPID(t *testing.T, h *proc) int {
+	t.Helper()
+	line := strings.SplitN(h.stdout.String(), "\n", 2)[0]
+	pid, err := strconv.Atoi(strings.TrimPrefix(line, "ready "))
+	require.NoError(t, err, "COMMAND's first line %q", line)
+	return pid
+}
+
+// readProc is /proc/PID/name, its NUL separators as newlines.
+func readProc(t *testing.T, pid int, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+	require.NoError(t, err)
+	return strings.ReplaceAll(string(b), "\x00", "\n")
+}
+
+// addedEnv is the variables of child's environment that are not in
+// parent's, one per line.
+func addedEnv(parent, child string) string {
+	had := map[string]bool{}
+	for _, kv := range strings.Split(parent, "\n") {
+		had[kv] = true
+	}
+	var out []string
+	for _, kv := range strings.Split(child, "\n") {
+		if kv != "" && !had[kv] {
+			out = append(out, kv)
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
 }

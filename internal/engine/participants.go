@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -11,7 +12,9 @@ import (
 
 // Participants lists the nodes under path in queue order, as Curator's
 // getParticipantNodes, marking the holders as driver decides. A lock path
-// that does not exist has no participants.
+// that does not exist has no participants. The listing gives names only:
+// each node's data, owner and creation time come from the read of it that
+// Curator makes too (one request per node, no more).
 func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds ...string) ([]znode.Participant, error) {
 	names, err := c.Children(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -36,7 +39,7 @@ func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds
 			return nil, err
 		}
 		out = append(out, znode.Participant{Name: k.Name, Path: node, Kind: k.Kind, Seq: k.Seq, SessionID: st.EphemeralOwner,
-			Data: data, Holder: d.Owns})
+			Data: data, Holder: d.Owns, Created: time.UnixMilli(st.Ctime)})
 	}
 	return out, nil
 }
