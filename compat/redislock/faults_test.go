@@ -330,15 +330,15 @@ func TestTokensAboveAStaleCounter(t *testing.T) {
 	require.NoError(t, next.Release(ctx))
 }
 
-// A waiter whose Client was closed gets no grants: it still gets the lock
-// once it is released, woken by its timer (within the holder's TTL).
+// A waiter whose Client is closed while it waits gets no grants: it still
+// gets the lock once it is released, woken by its timer (within the
+// holder's TTL). A lock of the closed Client takes the lock no more.
 func TestWaitAfterClientClosed(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)
 	holder, err := newLock(t, client(t, r.Addr()), "closed", redislock.WithTTL(time.Second)).Acquire(ctx)
 	require.NoError(t, err)
 	c := client(t, r.Addr())
-	require.NoError(t, c.Close())
 	waiter := newLock(t, c, "closed", redislock.WithTTL(time.Second))
 	got := make(chan error, 1)
 	go func() {
@@ -353,6 +353,12 @@ func TestWaitAfterClientClosed(t *testing.T) {
 		n, _ := admin.LLen(ctx, "{closed}:queue").Result()
 		return n == 1
 	}, waitLimit, 5*time.Millisecond)
+	require.NoError(t, c.Close())
+	for _, late := range []func(context.Context) (recipes.Lease, error){waiter.Acquire, waiter.TryAcquire} {
+		_, err := late(ctx)
+		require.ErrorIs(t, err, recipes.ErrNotAcquired)
+		require.ErrorIs(t, err, redislock.ErrClosed)
+	}
 	require.NoError(t, holder.Release(ctx))
 	select {
 	case err := <-got:

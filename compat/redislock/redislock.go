@@ -133,8 +133,20 @@ func (c *Client) subscription(channel string) *subscriber {
 	return s
 }
 
+// ErrClosed: the Client was closed (Close); its locks take the lock no
+// more.
+var ErrClosed = errors.New("redislock: the Client is closed")
+
+// isClosed says whether Close was called.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 // Close ends the subscriptions (waiters still waiting go on with their
-// timers alone), then waits for the Client's clean-ups that run in the
+// timers alone; later Acquires and TryAcquires fail with an error that is
+// recipes.ErrNotAcquired and ErrClosed), then waits for the Client's clean-ups that run in the
 // background (a waiter's removal from a queue that failed when it gave
 // up, a release tried again) for ttl.CloseWait at most, and stops those
 // still running then: the server lets what they leave go at its TTL (a
@@ -278,6 +290,9 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
+	if l.c.isClosed() {
+		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
+	}
 	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
 			return grants.Wait(ctx, &waiting{l: l, id: uuid.NewString()}, wait, l.ttl, a)

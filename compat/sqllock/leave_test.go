@@ -85,3 +85,20 @@ func TestCloseWaitsForCleanUps(t *testing.T) {
 		})
 	}
 }
+
+// A closed Client's locks take the lock no more; Close again is harmless.
+func TestAcquireAfterClose(t *testing.T) {
+	for _, db := range []string{"postgres", "mariadb"} {
+		t.Run(db, func(t *testing.T) {
+			c := startDB(t, db).client(t)
+			l := newLock(t, c, "after-close")
+			require.NoError(t, c.Close())
+			require.NoError(t, c.Close())
+			for _, call := range []func(context.Context) (recipes.Lease, error){l.Acquire, l.TryAcquire} {
+				_, err := call(ctxT(t))
+				require.ErrorIs(t, err, recipes.ErrNotAcquired)
+				require.ErrorIs(t, err, sqllock.ErrClosed)
+			}
+		})
+	}
+}

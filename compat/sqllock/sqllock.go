@@ -73,6 +73,7 @@ type Client struct {
 
 	checked atomic.Bool // the table and the server's durability, at first use
 	bg      ttl.Pending // clean-ups in the background, waited for by Close
+	closed  atomic.Bool // by Close: no more acquisitions
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // MySQL's, prepared at first use
@@ -183,14 +184,21 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("sqllock: %w: "+format, append([]any{recipes.ErrInvalidArgument}, args...)...)
 }
 
+// ErrClosed: the Client was closed (Close); its locks take the lock no
+// more.
+var ErrClosed = errors.New("sqllock: the Client is closed")
+
 // Close waits for the Client's clean-ups in the background (a release
 // retried after it failed, a waiter's queue entry or MySQL wait that
 // could not be removed at once) for up to ttl.CloseWait (5s), then stops
 // those left and says so in its error (the database lets what they leave
 // go at its TTL); then it stops the Listener and waits for it, and closes
 // its prepared statements. Waiters still waiting go on with their
-// timers. The *sql.DB stays open: it is the caller's; close it after.
+// timers; later Acquires and TryAcquires fail with an error that is
+// recipes.ErrNotAcquired and ErrClosed. The *sql.DB stays open: it is the
+// caller's; close it after.
 func (c *Client) Close() error {
+	c.closed.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), ttl.CloseWait)
 	defer cancel()
 	var errs []error
@@ -372,6 +380,9 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
+	if l.c.closed.Load() {
+		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
+	}
 	backend := "postgres"
 	if l.c.dialect == MySQL {
 		backend = "mysql"
