@@ -74,8 +74,9 @@ func redisRefusal(reply string) Reason {
 }
 
 // mysqlError is how go-sql-driver/mysql writes a server's error: "Error
-// 1045 (28000): Access denied ...".
-var mysqlError = regexp.MustCompile(`Error (\d+) \([0-9A-Z]{5}\)`)
+// 1045 (28000): Access denied ...", or without the SQLSTATE when the
+// server sent none.
+var mysqlError = regexp.MustCompile(`Error (\d+)(?: \([0-9A-Z]{5}\))?: `)
 
 // mysqlRefusals are MySQL's (and MariaDB's) refusals, by number. Not all
 // of SQLSTATE class 42, which also holds limits that pass (1203 too many
