@@ -160,7 +160,7 @@
 // connection that did not authenticate, and a server certificate that the
 // client does not trust cannot be mended by trying again: Acquire and
 // TryAcquire return at once an error that is recipes.ErrNotAcquired and
-// says which (a renewal that meets a certificate refused tries again
+// recipes.ErrRefused and says which (a renewal that meets a certificate refused tries again
 // until the lease's deadline: a connection of the client's may still
 // work), as (the first as the example's DialContext words it)
 //

@@ -68,7 +68,8 @@
 // recipes.ErrLockLost, when the deadline passes unrenewed (also when the
 // network is silent), when a renewal finds the lock gone or someone else's
 // (deleted under the holder), or fails with an error that trying again
-// cannot mend (a refused authentication or permission): before Redis can
+// cannot mend (a refused authentication or permission, which an
+// acquisition returns at once, recipes.ErrRefused): before Redis can
 // let the lock go and anyone else be granted it. Other renewal errors (a
 // connection reset by a failover, a slot migration's TRYAGAIN or ASK, and
 // a certificate refused to a new connection, which ends an acquisition

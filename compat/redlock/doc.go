@@ -159,7 +159,8 @@
 // a server certificate that the client does not trust (or a server that
 // does not speak TLS) cannot be mended by trying again: when they leave
 // too few servers for a majority, Acquire and TryAcquire return at once an
-// error that is recipes.ErrNotAcquired and names each server's, as
+// error that is recipes.ErrNotAcquired and recipes.ErrRefused and names
+// each server's, as
 //
 //	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: WRONGPASS invalid username-password pair or user is disabled.; 10.0.0.2:6379: ...
 //	recipes: lock not acquired: redlock orders: 3 of 3 servers cannot take it, 2 needed: 10.0.0.1:6379: NOAUTH Authentication required.; ...

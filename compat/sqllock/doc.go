@@ -90,7 +90,9 @@
 // connection refused (SQLSTATE class 28, MySQL's access denied, a TLS
 // certificate): a password or a certificate rotated on the server
 // refuses the pool's new connections while those it holds still work
-// (an acquisition ends at such an error at once). The lease's
+// (an acquisition ends at such an error at once, and it is
+// recipes.ErrRefused, as a permission refused is: SQLSTATE 42501, MySQL's
+// 1044 or 1142). The lease's
 // context is cancelled, with a cause that is recipes.ErrLockLost, when the
 // deadline passes unrenewed (also when the network is silent, or the
 // database down), or when a renewal finds the row someone else's: before
