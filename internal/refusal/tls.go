@@ -15,7 +15,7 @@ import (
 // certificate (a TLS alert about certificates: it wants one, or refuses
 // ours), or the server does not speak TLS (its first record is not TLS).
 // Any other alert and a malformed record after the first one are not
-// refusals (see retriedAlerts).
+// refusals (see refusingAlerts).
 func tlsRefusal(err error) Reason {
 	var invalid x509.CertificateInvalidError
 	switch e := err.(type) {
