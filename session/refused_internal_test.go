@@ -34,6 +34,7 @@ func TestRefusalsRound(t *testing.T) {
 		{"one server", 1, []attempt{{"a", "a", refused("a")}}, []string{"a"}},
 		{"two servers", 2, []attempt{{"a", "a", refused("a")}, {"a", "a", refused("a")}, {"b", "b", refused("b")}}, []string{"a", "b"}},
 		{"one down between", 2, []attempt{{"a", "a", refused("a")}, {"b", "b", down("b")}, {"a", "a", refused("a")}}, nil},
+		{"one down, then refusing: a new round", 2, []attempt{{"a", "a", refused("a")}, {"b", "b", down("b")}, {"b", "b", refused("b")}}, nil},
 		{"a round after one down", 2, []attempt{{"b", "b", down("b")}, {"a", "a", refused("a")}, {"b", "b", refused("b")}}, []string{"a", "b"}},
 		{"one address named twice", 2, []attempt{{"a", "localhost", refused("a")}, {"a", "a", refused("a")}}, []string{"a", "a"}},
 		{"one address refused twice", 2, []attempt{{"a", "a", refused("a")}, {"a", "a", refused("a")}}, nil},

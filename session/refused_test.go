@@ -3,6 +3,7 @@ package session_test
 import (
 	"crypto/tls"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -59,13 +60,10 @@ func TestConnectRefused(t *testing.T) {
 	}
 
 	t.Run("a server down beside one that refuses", func(t *testing.T) {
-		down := func() string { // nothing listens there any more
-			l, err := net.Listen("tcp", harness.Loopback+":0")
-			require.NoError(t, err)
-			defer l.Close()
-			return l.Addr().String()
-		}()
-		_, err := connectFails(t, []string{addr, down}, session.WithTLS(untrusting))
+		ports, err := harness.FreePorts(1)
+		require.NoError(t, err)
+		down := net.JoinHostPort(harness.Loopback, strconv.Itoa(ports[0])) // nothing listens there
+		_, err = connectFails(t, []string{addr, down}, session.WithTLS(untrusting))
 		assert.NotErrorIs(t, err, recipes.ErrRefused, "it waited for the server down: %v", err)
 	})
 
