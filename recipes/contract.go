@@ -70,6 +70,8 @@ var (
 	ErrNotReentrant = fmt.Errorf("%w: already held in this call chain, and the lock is not reentrant", ErrNotAcquired)
 	// ErrInvalidArgument: bad input (nil context, invalid path, ...).
 	ErrInvalidArgument = errors.New("recipes: invalid argument")
+	// ErrRefused: a server refused the client (credentials, a permission, a TLS certificate) as it will again.
+	ErrRefused = errors.New("recipes: refused by the server")
 )
 
 // NotAcquired returns the error Acquire gives when ctx ended while waiting:

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -35,6 +36,7 @@ func TestCreatorOnlyACL(t *testing.T) {
 	require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger creates")
 	_, err = stranger.Set(ctx, ns, nil, -1)
 	require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger writes the namespace node")
+	require.ErrorIs(t, err, recipes.ErrRefused, "a refusal, as on every backend")
 
 	same := connect(t, servers, acltest.Options()...) // another session, no namespace
 	require.NoError(t, same.Delete(ctx, ns+node, -1), "the same user deletes")

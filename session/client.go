@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -50,6 +51,16 @@ type Client struct {
 // defaults to 2181) and waits until the first session is established, ctx
 // ends or the connection timeout passes. It returns an ErrInvalidArgument
 // error for bad input and an ErrNotConnected error when no session came.
+// It gives up at once when every server refused the client in one round
+// of attempts (under WithTLS: a server's certificate not trusted or not
+// for its name, the client's certificate refused or missing, a server
+// that does not speak TLS), which the next round would meet again: its
+// error is then recipes.ErrRefused too, and names each server and its
+// refusal, e.g. "session: not connected to 127.0.0.1:2281: every server
+// refused the client: 127.0.0.1:2281: tls handshake: tls: failed to
+// verify certificate: x509: certificate signed by unknown authority".
+// Any other failure in the round (a server down, which may come back)
+// keeps it waiting.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
 	if ctx == nil {
 		return nil, invalid("nil context")
@@ -85,14 +96,18 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 	}
 	c.live.requested, c.live.log, c.live.trace, c.live.tick = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverTick
 	c.live.secure = newTLSDialer(cfg.tls)
+	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
+	defer cancel()
+	refusedCtx, refused := context.WithCancelCause(waitCtx)
+	defer refused(nil)
+	c.live.refusals.waitFor(refused)
 	c.mu.Lock()
 	c.startDialLocked()
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go c.watch()
-	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
-	defer cancel()
-	_, err = c.Session(waitCtx)
+	_, err = c.Session(refusedCtx)
+	c.live.refusals.waitFor(nil)
 	if err == nil {
 		if err = c.live.tickError(c.SessionTimeout()); err != nil {
 			c.Close()
@@ -101,6 +116,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		return c, nil
 	}
 	c.Close()
+	var round *refusedRound
+	if errors.As(context.Cause(refusedCtx), &round) { // before ctx ended or the timeout passed
+		return nil, fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), round)
+	}
 	err = fmt.Errorf("%w to %s: %w", ErrNotConnected, strings.Join(addrs, ","), err)
 	// Why: the most telling failure since the last connection (a
 	// certificate not trusted before a refused connection).

@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // The errors of package session; test them with errors.Is. Errors from the
 // ZooKeeper client (zk.ErrNoNode, zk.ErrNodeExists, ...) are wrapped, so
-// errors.Is works on them too.
+// errors.Is works on them too. A refusal is recipes.ErrRefused: an
+// operation the nodes' ACL refuses to the client's identity
+// (zk.ErrNoAuth), credentials the server refused (zk.ErrAuthFailed), and
+// a Connect that every server refused (see Connect).
 var (
 	// ErrInvalidArgument: bad input (path, context, servers, option value).
 	// It is recipes.ErrInvalidArgument too, the module's one sentinel for
@@ -40,3 +45,15 @@ var (
 	// ErrInvalidArgument.
 	ErrRequestTooLarge = fmt.Errorf("%w: request too large", ErrInvalidArgument)
 )
+
+// markRefusal marks err as recipes.ErrRefused when it is the server's
+// refusal of the client's identity: the nodes' ACL does not grant it
+// (zk.ErrNoAuth), or the server refused its credentials
+// (zk.ErrAuthFailed). The same request with the same credentials meets
+// the same answer, so nothing retries it (IsRetryable is false).
+func markRefusal(err error) error {
+	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) {
+		return refusal.As(err, refusal.Auth)
+	}
+	return err
+}

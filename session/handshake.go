@@ -42,6 +42,7 @@ type handshake struct {
 	by     time.Time // when the attempt is abandoned
 	start  time.Time // when it began (the dial)
 	server string    // the address dialed
+	host   string    // the host the server list names it by
 	done   atomic.Bool
 	failed atomic.Bool // the attempt was reported failed
 }
@@ -80,6 +81,7 @@ func (t *trackedConn) handshakeDone() {
 	_ = t.Conn.SetDeadline(time.Time{})
 	t.l.lastFail.Store(nil)
 	t.l.tlsWarned.reset()
+	t.l.refusals.reset()
 	t.l.reportConnect(t.hs.server, t.hs.start, nil)
 }
 
@@ -98,17 +100,17 @@ func (t *trackedConn) noteHandshakeTimeout(err error) {
 			err = t.l.secure.explain(err)
 			if !t.hs.failed.Swap(true) {
 				t.l.logTLSFailure(t.hs.server, err)
-				t.l.attemptFailed(t.hs.server, t.hs.start, failedTLS, fmt.Errorf("handshake: %w", err))
+				t.l.attemptFailed(t.hs.server, t.hs.host, t.hs.start, failedTLS, fmt.Errorf("handshake: %w", err))
 			}
 			return
 		}
 		if !t.hs.failed.Swap(true) {
-			t.l.attemptFailed(t.hs.server, t.hs.start, failedHandshake, fmt.Errorf("handshake: %w", err))
+			t.l.attemptFailed(t.hs.server, t.hs.host, t.hs.start, failedHandshake, fmt.Errorf("handshake: %w", err))
 		}
 		return
 	}
 	if !t.hs.failed.Swap(true) {
-		t.l.attemptFailed(t.hs.server, t.hs.start, failedHandshake,
+		t.l.attemptFailed(t.hs.server, t.hs.host, t.hs.start, failedHandshake,
 			fmt.Errorf("no answer to the handshake within %v: %w", t.l.handshakeBound(), err))
 	}
 	if t.l.log != nil {
@@ -133,7 +135,7 @@ func (l *liveness) dialTracked(network, address, host string, timeout time.Durat
 	by := start.Add(bound)
 	c, err := net.DialTimeout(network, address, min(timeout, bound))
 	if err != nil {
-		l.attemptFailed(address, start, failedDial, err)
+		l.attemptFailed(address, host, start, failedDial, err)
 		return nil, err
 	}
 	if err := c.SetDeadline(by); err != nil {
@@ -148,12 +150,12 @@ func (l *liveness) dialTracked(network, address, host string, timeout time.Durat
 		}
 		if c, err = l.secure.handshake(c, host); err != nil {
 			l.logTLSFailure(address, err)
-			l.attemptFailed(address, start, failedTLS, err)
+			l.attemptFailed(address, host, start, failedTLS, err)
 			return nil, err
 		}
 	}
 	t := &trackedConn{Conn: c, l: l}
-	t.hs.by, t.hs.start, t.hs.server = by, start, address
+	t.hs.by, t.hs.start, t.hs.server, t.hs.host = by, start, address, host
 	return t, nil
 }
 
@@ -181,11 +183,13 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.server + ": " + e.err.Error() }
 func (e *attemptError) Unwrap() error { return e.err }
 
-// attemptFailed reports the failed attempt to connect to server begun at
-// start, and keeps it for Connect's error unless a more telling failure
-// came since the last connection.
-func (l *liveness) attemptFailed(server string, start time.Time, kind failure, err error) {
+// attemptFailed reports the failed attempt to connect to server (named
+// host in the server list) begun at start, keeps it for Connect's error
+// unless a more telling failure came since the last connection, and
+// notes a refusal (refusals).
+func (l *liveness) attemptFailed(server, host string, start time.Time, kind failure, err error) {
 	e := &attemptError{server, err, kind}
+	l.refusals.note(server, host, e, int(l.servers.Load()))
 	for {
 		kept := l.lastFail.Load()
 		if (kept != nil && kept.kind > kind) || l.lastFail.CompareAndSwap(kept, e) {

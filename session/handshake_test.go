@@ -251,7 +251,9 @@ func TestTLSAlertOnTheFirstRead(t *testing.T) {
 // equals, the latest. A connection forgets them.
 func TestAttemptFailedKeepsTheMostTelling(t *testing.T) {
 	l := &liveness{}
-	fail := func(server string, kind failure) { l.attemptFailed(server, time.Now(), kind, errors.New(server)) }
+	fail := func(server string, kind failure) {
+		l.attemptFailed(server, server, time.Now(), kind, errors.New(server))
+	}
 	kept := func() string { return l.lastFail.Load().server }
 
 	fail("dial-1", failedDial)

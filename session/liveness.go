@@ -92,6 +92,7 @@ type liveness struct {
 	secure     *tlsDialer                   // WithTLS; nil: plain TCP
 	lastFail   atomic.Pointer[attemptError] // the most telling since the last connect response, for Connect's error
 	tlsWarned  tlsWarnings                  // TLS failures logged at Warn since the last connect response
+	refusals   refusals                     // the attempts refused since then (refused.go)
 
 	mu     sync.Mutex
 	heard  heardAt

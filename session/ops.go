@@ -40,7 +40,15 @@ func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
 // the caller's goroutine; otherwise on its own, abandoned if ctx ends
 // first. Results come back by value: an operation costs no allocation of
 // its own beyond fn.
+// A refusal (zk.ErrNoAuth, zk.ErrAuthFailed) is marked so that it is
+// recipes.ErrRefused too.
 func call[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
+	v, err := callRetrying(c, ctx, retryable, fn)
+	return v, markRefusal(err)
+}
+
+// callRetrying is call, without the mark.
+func callRetrying[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
 	if err := checkCtx(ctx); err != nil {
 		var zero T
 		return zero, err

@@ -31,13 +31,16 @@ import (
 //
 // A failed TLS handshake (an untrusted certificate, another host name, a
 // refused client certificate) fails the connection attempt as a refused
-// connection does: the next server is tried, the attempt is reported to the
-// Connect hook of WithTrace, and when Connect gives up its ErrNotConnected
-// error names the most telling failure since the last connection (a TLS
-// failure before a refused connection), e.g. "...; last attempt:
-// 127.0.0.1:2281: tls handshake: tls: failed to verify certificate: x509:
-// certificate signed by unknown authority" (errors.As finds the
-// *tls.CertificateVerificationError). Under TLS 1.3 a server judges the
+// connection does: the next server is tried, and the attempt is reported
+// to the Connect hook of WithTrace. Connect gives up at once when every
+// server refused the client in one round (see Connect): its error is
+// recipes.ErrRefused and names each, e.g. "...: every server refused the
+// client: 127.0.0.1:2281: tls handshake: tls: failed to verify
+// certificate: x509: certificate signed by unknown authority" (errors.As
+// finds the *tls.CertificateVerificationError). When it gives up
+// otherwise, its ErrNotConnected error names the most telling failure
+// since the last connection (a TLS failure before a refused connection),
+// after "last attempt: ". Under TLS 1.3 a server judges the
 // client's certificate after the client's handshake: its refusal (a TLS
 // alert) ends the ZooKeeper handshake that follows, and is reported the
 // same way. The handshake is part of the attempt's bound (see the package

@@ -99,6 +99,7 @@ func TestTLS(t *testing.T) {
 		var verify *tls.CertificateVerificationError
 		require.ErrorAs(t, err, &verify, "%v", err)
 		assert.ErrorContains(t, err, z.TLSServers()[0]+": tls handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority")
+		assert.ErrorIs(t, err, recipes.ErrRefused)
 		_, failed := connectsTo(rec, z.TLSServers()[0])
 		require.NotEmpty(t, failed, "the failed attempts are traced")
 		assert.ErrorAs(t, failed[0].Err, &unknown)
@@ -194,7 +195,8 @@ func TestTLSClientCertificate(t *testing.T) {
 			})
 
 			_, err := connectFails(t, z.TLSServers(), session.WithTLS(ca.ClientConfig(nil)))
-			assert.ErrorContains(t, err, "last attempt: "+z.TLSServers()[0]+": ")
+			assert.ErrorIs(t, err, recipes.ErrRefused)
+			assert.ErrorContains(t, err, "every server refused the client: "+z.TLSServers()[0]+": ")
 			assert.ErrorContains(t, err, "remote error: tls: ")
 			assertRefusedCert(t, err)
 			assert.ErrorContains(t, err, "(no client certificate was given: the server may require one)")

@@ -176,9 +176,9 @@ func displayData(b []byte) string {
 }
 
 // lsFailure is the message of ls's failure err: a refusal's (see
-// refusal), else msg.
+// whatRefused), else msg.
 func lsFailure(conn *connOptions, err error, msg string) string {
-	what, cause, ok := refusal(err)
+	what, cause, ok := whatRefused(err)
 	if !ok {
 		return msg
 	}

@@ -21,7 +21,7 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
 		return exitTempFail
 	default:
-		if what, cause, ok := refusal(err); ok {
+		if what, cause, ok := whatRefused(err); ok {
 			server, hint := r.o.refusedBy(err, what)
 			r.rep.errorf("%s", refusedMessage(server, what, cause, hint))
 			return exitUnavailable

@@ -1,95 +1,41 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/go-zookeeper/zk"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 )
 
-// What refused is, for messages.
+// What refused is, for messages and hints: the reasons of the library's
+// one rule (package refusal), named here as zklock's messages use them.
 const (
-	refusedAuth       = "authentication refused"
-	refusedPermission = "permission refused by the server's ACL"
-	refusedUntrusted  = "TLS: certificate not trusted"
-	refusedHostname   = "TLS: certificate not valid for the host name"
-	refusedInvalid    = "TLS: certificate not valid"
-	refusedByPeer     = "TLS: the server refused the connection"
-	refusedNotTLS     = "TLS: the server does not speak TLS"
+	refusedAuth       = refusal.Auth
+	refusedPermission = refusal.Permission
+	refusedUntrusted  = refusal.Untrusted
+	refusedHostname   = refusal.Hostname
+	refusedInvalid    = refusal.Certificate
+	refusedByPeer     = refusal.ByPeer
+	refusedNotTLS     = refusal.NotTLS
 )
 
-// refusal tells a failure that waiting cannot mend: the server refused
-// zklock's credentials, or a TLS handshake failed (the server's
-// certificate not trusted, or zklock's refused). what names it for the
-// message; cause is the error that says so. ok is false for any other
-// error.
-func refusal(err error) (what string, cause error, ok bool) {
-	var unknownCA x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var alert tls.AlertError
-	var remote *net.OpError
-	var record tls.RecordHeaderError
-	var pe *pgconn.PgError
-	var me *mysql.MySQLError
-	switch {
-	case errors.As(err, &unknownCA):
-		return refusedUntrusted, unknownCA, true
-	case errors.As(err, &hostname):
-		return refusedHostname, hostname, true
-	case errors.As(err, &invalid):
-		return refusedInvalid, invalid, true
-	case errors.As(err, &remote) && remote.Op == "remote error":
-		// An alert from the server (crypto/tls reports it so over TCP):
-		// bad_certificate, certificate_required, unknown_ca, ...: most
-		// often a client certificate missing or not trusted.
-		return refusedByPeer, remote, true
-	case errors.As(err, &alert): // the same, over QUIC
-		return refusedByPeer, alert, true
-	case errors.As(err, &record):
-		return refusedNotTLS, record, true
-	case errors.Is(err, zk.ErrNoAuth):
-		return refusedAuth, zk.ErrNoAuth, true
-	case errors.Is(err, zk.ErrAuthFailed):
-		return refusedAuth, zk.ErrAuthFailed, true
-	case errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000"):
-		// invalid_password, invalid_authorization_specification (pg_hba.conf)
-		return refusedAuth, pe, true
-	case errors.As(err, &me) && (me.Number == 1045 || me.Number == 1698):
-		// ER_ACCESS_DENIED_ERROR, ER_ACCESS_DENIED_NO_PASSWORD_ERROR
-		return refusedAuth, me, true
-	}
-	var re redis.Error
-	if errors.As(err, &re) {
-		msg := strings.TrimPrefix(re.Error(), "ERR ")
-		switch {
-		case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "NOAUTH"),
-			strings.HasPrefix(msg, "AUTH"), strings.HasPrefix(msg, "Client sent AUTH"):
-			// The last two: a password given to a server that has none.
-			return refusedAuth, re, true
-		case strings.HasPrefix(msg, "NOPERM"):
-			return refusedPermission, re, true
-		}
-	}
-	return "", nil, false
+// whatRefused tells a failure that waiting cannot mend (the server refused
+// zklock's credentials or permissions, or a TLS handshake was refused
+// either way) by the rule the library's backends follow, so that zklock
+// exits 69 where an Acquire gives up for errors.Is(err,
+// recipes.ErrRefused). what names it for the message; cause is the error
+// that says so (the server's answer). ok is false for any other error.
+func whatRefused(err error) (what refusal.Reason, cause error, ok bool) {
+	what, cause = refusal.Of(err)
+	return what, cause, what != refusal.NotRefused
 }
-
-// refusedTLS reports whether what is one of refusal's TLS failures.
-func refusedTLS(what string) bool { return strings.HasPrefix(what, "TLS:") }
 
 // refusedMessage is a refusal's message: "SERVER: WHAT: CAUSE (HINT)",
 // e.g. "redis 127.0.0.1:6380: authentication refused: WRONGPASS ...".
 // The reporter masks the secrets in it, as in every message.
-func refusedMessage(server, what string, cause error, hint string) string {
+func refusedMessage(server string, what refusal.Reason, cause error, hint string) string {
 	msg := fmt.Sprintf("%s: %s: %v", server, what, cause)
 	if hint != "" {
 		msg += " (" + hint + ")"
@@ -99,7 +45,7 @@ func refusedMessage(server, what string, cause error, hint string) string {
 
 // refusedBy names the server that refused, err's sentinel when a
 // sentinel did, and says what to check after a refusal of kind what.
-func (o *runOptions) refusedBy(err error, what string) (server, hint string) {
+func (o *runOptions) refusedBy(err error, what refusal.Reason) (server, hint string) {
 	var sr *sentinelRefused
 	if errors.As(err, &sr) {
 		return "sentinel " + sr.addr, o.backend.sentinelHint(what)
@@ -108,7 +54,7 @@ func (o *runOptions) refusedBy(err error, what string) (server, hint string) {
 }
 
 // refusalHint says what to check after a refusal of kind what.
-func (o *runOptions) refusalHint(what string) string {
+func (o *runOptions) refusalHint(what refusal.Reason) string {
 	b := &o.backend
 	switch b.name {
 	case backendZK:
@@ -141,6 +87,8 @@ func (o *runOptions) refusalHint(what string) string {
 		switch {
 		case what == refusedAuth:
 			return "check the user and the password of the DSN"
+		case what == refusedPermission:
+			return "the DSN's user lacks a privilege on the lock's database or table"
 		case b.name == backendMySQL && b.tls != nil && b.tls.given():
 			return tlsHint(what, b.tls)
 		case b.name == backendMySQL:
@@ -152,7 +100,7 @@ func (o *runOptions) refusalHint(what string) string {
 }
 
 // tlsHint says which --tls flag to check after a TLS refusal.
-func tlsHint(what string, o *tlsOptions) string {
+func tlsHint(what refusal.Reason, o *tlsOptions) string {
 	switch {
 	case what == refusedUntrusted && o != nil && o.ca != "":
 		return "the CA of --tls-ca did not sign it"

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 )
 
 func TestReadAuthFile(t *testing.T) {
@@ -166,32 +167,36 @@ func TestDSNSource(t *testing.T) {
 	assert.ErrorContains(t, err, "--listen-dsn and --listen-dsn-file both give the DSN")
 }
 
-// refusal tells the failures of credentials and certificates, wrapped as
-// the clients wrap them, from every other failure.
-func TestRefusal(t *testing.T) {
+// whatRefused tells the failures of credentials, permissions and
+// certificates, as the clients zklock links report them and wrap them,
+// from every other failure, by the library's rule (package refusal, whose
+// tests hold the rule itself): the drivers' own error types are what it
+// must recognise without linking them.
+func TestWhatRefused(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("cannot take x: %w", fmt.Errorf("y: %w", err)) }
 	for _, tc := range []struct {
 		err  error
-		what string
+		what refusal.Reason
 	}{
 		{x509.UnknownAuthorityError{}, refusedUntrusted},
 		{&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, refusedUntrusted},
 		{x509.HostnameError{Host: "h", Certificate: &x509.Certificate{}}, refusedHostname},
 		{x509.CertificateInvalidError{Reason: x509.Expired}, refusedInvalid},
 		{&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, refusedByPeer},
-		{tls.AlertError(42), refusedByPeer},
-		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, refusedNotTLS},
-		{zk.ErrNoAuth, refusedAuth},
-		{zk.ErrAuthFailed, refusedAuth},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake", Conn: &net.TCPConn{}}, refusedNotTLS},
+		{refusal.As(zk.ErrNoAuth, refusal.Auth), refusedAuth}, // as the session marks it
 		{&pgconn.PgError{Code: "28P01"}, refusedAuth},
 		{&pgconn.PgError{Code: "28000"}, refusedAuth},
+		{&pgconn.PgError{Code: "42501"}, refusedPermission},
+		{&mysql.MySQLError{Number: 1045, SQLState: [5]byte{'2', '8', '0', '0', '0'}}, refusedAuth},
 		{&mysql.MySQLError{Number: 1045}, refusedAuth},
+		{&mysql.MySQLError{Number: 1142, SQLState: [5]byte{'4', '2', '0', '0', '0'}}, refusedPermission},
 		{redisError("WRONGPASS invalid username-password pair or user is disabled."), refusedAuth},
 		{redisError("NOAUTH Authentication required."), refusedAuth},
 		{redisError("ERR AUTH <password> called without any password configured for the default user."), refusedAuth},
 		{redisError("NOPERM this user has no permissions to access one of the keys"), refusedPermission},
 	} {
-		what, cause, ok := refusal(wrap(tc.err))
+		what, cause, ok := whatRefused(wrap(tc.err))
 		assert.True(t, ok, "%v", tc.err)
 		assert.Equal(t, tc.what, what, "%v", tc.err)
 		assert.NotNil(t, cause)
@@ -199,12 +204,14 @@ func TestRefusal(t *testing.T) {
 	for _, err := range []error{
 		errors.New("connection refused"),
 		&net.OpError{Op: "dial", Err: errors.New("connection refused")},
-		&pgconn.PgError{Code: "42501"},
-		&mysql.MySQLError{Number: 1142},
+		&net.OpError{Op: "remote error", Err: errors.New("tls: internal error")}, // retried, as the library does
+		tls.RecordHeaderError{Msg: "a malformed record after the handshake"},
+		&pgconn.PgError{Code: "42P01"},
+		&mysql.MySQLError{Number: 1146, SQLState: [5]byte{'4', '2', 'S', '0', '2'}},
 		redisError("ERR unknown command"),
 		zk.ErrNoNode,
 	} {
-		_, _, ok := refusal(wrap(err))
+		_, _, ok := whatRefused(wrap(err))
 		assert.False(t, ok, "%v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 )
 
 // sentinelPasswordEnv holds the sentinels' own password (requirepass, or
@@ -62,7 +63,7 @@ func (b *backendOptions) failoverOptions() *redis.FailoverOptions {
 		Username: first.Username, Password: first.Password, DB: first.DB, TLSConfig: b.sentinelServers.tlsConfig()}
 }
 
-// sentinelRefused is a sentinel's refusal (see refusal) of zklock's
+// sentinelRefused is a sentinel's refusal (see whatRefused) of zklock's
 // credentials, of the master's address to its user (NOPERM), or of a
 // TLS handshake.
 type sentinelRefused struct {
@@ -110,7 +111,7 @@ func (b *backendOptions) askSentinels(ctx context.Context) error {
 		return nil
 	}
 	for i, err := range errs {
-		if _, _, ok := refusal(err); ok {
+		if _, _, ok := whatRefused(err); ok {
 			return &sentinelRefused{addr: fo.SentinelAddrs[i], err: err}
 		}
 	}
@@ -122,7 +123,7 @@ func (b *backendOptions) askSentinels(ctx context.Context) error {
 
 // sentinelHint says what to check after a sentinel's refusal of kind
 // what.
-func (b *backendOptions) sentinelHint(what string) string {
+func (b *backendOptions) sentinelHint(what refusal.Reason) string {
 	switch what {
 	case refusedAuth:
 		from := "$" + sentinelPasswordEnv

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 )
 
 // The package's errors; test them with errors.Is.
@@ -32,20 +33,24 @@ var (
 // refuses as malformed or unauthenticated (CLIENT_ERROR, also from a
 // DialContext that authenticates and says so); and, with ttl.Refused (an
 // acquisition ends at it, a renewal tries again until the lease's
-// deadline), a TLS handshake that failed on a certificate
-// (ttl.BadCertificate). Others (a server that cannot be reached or does
-// not answer, a server error) stay transient. gomemcache's Close closes
-// idle connections only: a closed client still works, so there is no
-// closed-client error.
+// deadline), a TLS handshake refused either way. Refusals (the module's
+// one rule, package refusal) are marked so that errors.Is(err,
+// recipes.ErrRefused) holds. Others (a server that cannot be reached or
+// does not answer, a server error) stay transient. gomemcache's Close
+// closes idle connections only: a closed client still works, so there is
+// no closed-client error.
 func permanent(err error) error {
+	r, _ := refusal.Of(err)
 	switch {
 	case err == nil:
 		return nil
+	case r.TLS():
+		return ttl.Refused(refusal.Mark(err))
+	case r != refusal.NotRefused:
+		return ttl.Permanent(refusal.Mark(err))
 	case errors.Is(err, memcache.ErrNoServers), errors.Is(err, memcache.ErrMalformedKey),
 		strings.Contains(err.Error(), "CLIENT_ERROR"):
 		return ttl.Permanent(err)
-	case ttl.BadCertificate(err):
-		return ttl.Refused(err)
 	}
 	return err
 }
@@ -64,6 +69,12 @@ func missing(err error) bool {
 	return errors.Is(err, memcache.ErrCacheMiss) || errors.Is(err, memcache.ErrNotStored)
 }
 
+// refusedTLS reports whether err is a TLS handshake refused either way.
+func refusedTLS(err error) bool {
+	r, _ := refusal.Of(err)
+	return r.TLS()
+}
+
 // unsent reports whether err shows that a request never reached the
 // server (no connection could be made: also a TLS handshake refused, or
 // the client refused it), so that it cannot have added anything.
@@ -71,5 +82,5 @@ func unsent(err error) bool {
 	var op *net.OpError
 	var timeout *memcache.ConnectTimeoutError
 	return errors.Is(err, memcache.ErrNoServers) || errors.Is(err, memcache.ErrMalformedKey) ||
-		errors.As(err, &timeout) || (errors.As(err, &op) && op.Op == "dial") || ttl.BadCertificate(err)
+		errors.As(err, &timeout) || (errors.As(err, &op) && op.Op == "dial") || refusedTLS(err)
 }

@@ -144,6 +144,7 @@ func TestSecuredServerRefuses(t *testing.T) {
 					require.ErrorIs(t, err, recipes.ErrNotAcquired)
 					assert.NotErrorIs(t, err, recipes.ErrLocked)
 					assert.ErrorIs(t, err, ttl.ErrPermanent)
+					assert.ErrorIs(t, err, recipes.ErrRefused)
 					assert.NoError(t, ctx.Err(), "it returned at once, not at its context's end")
 					for _, want := range tc.want {
 						assert.Contains(t, err.Error(), want)

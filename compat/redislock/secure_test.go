@@ -185,6 +185,7 @@ func TestACLRuleIsTight(t *testing.T) {
 				}
 				require.ErrorIs(t, err, recipes.ErrNotAcquired)
 				assert.ErrorIs(t, err, ttl.ErrPermanent)
+				assert.ErrorIs(t, err, recipes.ErrRefused)
 				assert.NoError(t, ctx.Err(), "it returned at once, not at its context's end")
 				assert.Contains(t, err.Error(), "NOPERM this user has no permissions to access one of the keys")
 				assert.Contains(t, err.Error(), tc.want)
@@ -248,6 +249,7 @@ func TestAuthAndTLS(t *testing.T) {
 			_, err := l.Acquire(ctx)
 			require.ErrorIs(t, err, recipes.ErrNotAcquired)
 			assert.ErrorIs(t, err, ttl.ErrPermanent)
+			assert.ErrorIs(t, err, recipes.ErrRefused)
 			assert.NoError(t, ctx.Err(), "it returned at once, not at its context's end")
 			for _, want := range tc.want {
 				assert.Contains(t, err.Error(), want)

@@ -185,6 +185,7 @@ func TestACLRuleIsTight(t *testing.T) {
 				}
 				require.ErrorIs(t, err, recipes.ErrNotAcquired)
 				assert.ErrorIs(t, err, ttl.ErrPermanent)
+				assert.ErrorIs(t, err, recipes.ErrRefused)
 				assert.NoError(t, ctx.Err(), "it returned at once, not at its context's end")
 				assert.Contains(t, err.Error(), "3 of 3 servers cannot take it")
 				assert.Contains(t, err.Error(), "NOPERM this user has no permissions to access one of the keys")
@@ -229,6 +230,7 @@ func TestAuthAndTLS(t *testing.T) {
 			_, err := l.Acquire(ctx)
 			require.ErrorIs(t, err, recipes.ErrNotAcquired)
 			assert.ErrorIs(t, err, ttl.ErrPermanent)
+			assert.ErrorIs(t, err, recipes.ErrRefused)
 			assert.NoError(t, ctx.Err(), "it returned at once, not at its context's end")
 			assert.Contains(t, err.Error(), "of 3 servers cannot take it, 2 needed")
 			for _, want := range tc.want {

@@ -32,18 +32,37 @@ func TestContractPostgresPassword(t *testing.T) {
 	contract(t, s)
 }
 
-// TestWrongPassword: a pool with a wrong password fails the first
-// acquisition at once (SQLSTATE 28P01 cannot be mended by trying again),
-// with an error that says so and does not show the password.
-func TestWrongPassword(t *testing.T) {
+// TestRefusals: a pool whose credentials or permissions the server
+// refuses fails the first acquisition at once (trying again cannot mend
+// it) with an error that is recipes.ErrRefused, says why and does not
+// show the password: PostgreSQL's wrong password (SQLSTATE 28P01) and a
+// role without privileges on the table (42501); MariaDB's wrong password
+// (1045) and a user without access to the database (1044).
+func TestRefusals(t *testing.T) {
+	const other = "stranger"
 	pg := harness.StartPostgresSecure(t, authPassword)
-	wrong := strings.Replace(pg.PasswordDSN(), authPassword, "not-"+authPassword, 1)
-	require.NotEqual(t, pg.PasswordDSN(), wrong)
-	c, err := sqllock.NewClient(open(t, "pgx", wrong), sqllock.PostgreSQL)
-	require.NoError(t, err) // no I/O yet
-	t.Cleanup(func() { _ = c.Close() })
-	for _, err := range refusedAtOnce(t, newLock(t, c, "auth-wrong"), "28P01") {
-		require.NotContains(t, err.Error(), authPassword)
+	server{driver: "pgx", dsn: pg.PasswordDSN()}.client(t) // makes the table
+	pg.Query(t, "CREATE ROLE "+other+" LOGIN PASSWORD '"+authPassword+"'")
+	m := harness.StartMariaDB(t)
+	m.Query(t, "CREATE USER app@'%' IDENTIFIED BY '"+authPassword+"'; GRANT ALL ON zkr.* TO app@'%'; "+
+		"CREATE USER "+other+"@'%' IDENTIFIED BY '"+authPassword+"'")
+	for _, tc := range []struct {
+		name, driver, dsn, want string
+	}{
+		{"postgres wrong password", "pgx", strings.Replace(pg.PasswordDSN(), authPassword, "not-"+authPassword, 1), "28P01"},
+		{"postgres no privilege", "pgx", strings.Replace(pg.PasswordDSN(), "//"+harness.PostgresUser+":", "//"+other+":", 1), "42501"},
+		{"mariadb wrong password", "mysql", "app:not-" + authPassword + "@tcp(" + m.Addr() + ")/zkr", "Error 1045"},
+		{"mariadb no access", "mysql", other + ":" + authPassword + "@tcp(" + m.Addr() + ")/zkr", "Error 1044"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := sqllock.NewClient(open(t, tc.driver, tc.dsn), dialectOf(tc.driver))
+			require.NoError(t, err) // no I/O yet
+			t.Cleanup(func() { _ = c.Close() })
+			for _, err := range refusedAtOnce(t, newLock(t, c, "auth-refused"), tc.want) {
+				require.NotContains(t, err.Error(), authPassword)
+				t.Log(err)
+			}
+		})
 	}
 }
 

@@ -220,6 +220,7 @@ func refusedAtOnce(t *testing.T, l *sqllock.Lock, want string) []error {
 		require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 		require.ErrorIs(t, err, recipes.ErrNotAcquired)
 		require.ErrorIs(t, err, ttl.ErrPermanent)
+		require.ErrorIs(t, err, recipes.ErrRefused)
 		require.ErrorContains(t, err, want)
 		errs = append(errs, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -433,21 +434,25 @@ func (c *Client) check(ctx context.Context) error {
 // argument it cannot convert), PostgreSQL's errors of SQLSTATE class 42
 // (syntax error or access rule violation: a table or function missing, a
 // permission refused), and MySQL's of the same kinds, by number
-// (mysqlPermanent). A new connection refused is marked ttl.Refused:
-// SQLSTATE class 28 (invalid authorization: a wrong password, a
-// pg_hba.conf rule), MySQL's access denied (mysqlRefused), and a TLS
-// certificate refused either way (ttl.BadCertificate). An acquisition
-// ends at it too, but a renewal tries again until the lease's deadline:
-// a password or a certificate rotated on the server refuses the pool's
-// new connections while those it already holds still work. Others (the
-// server unreachable, restarting, a deadlock, a limit, a timeout) are
-// transient.
+// (mysqlPermanent). A new connection refused is marked ttl.Refused: its
+// credentials (SQLSTATE class 28: a wrong password, a pg_hba.conf rule;
+// MySQL's access denied) or a TLS certificate refused either way. An
+// acquisition ends at it too, but a renewal tries again until the lease's
+// deadline: a password or a certificate rotated on the server refuses the
+// pool's new connections while those it already holds still work.
+// Refusals (the module's one rule, package refusal) are marked so that
+// errors.Is(err, recipes.ErrRefused) holds. Others (the server
+// unreachable, restarting, a deadlock, a limit, a timeout) are transient.
 func permanent(err error) error {
 	if err == nil || errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	if ttl.BadCertificate(err) {
-		return ttl.Refused(err)
+	switch r, _ := refusal.Of(err); r {
+	case refusal.NotRefused:
+	case refusal.Permission:
+		return ttl.Permanent(refusal.Mark(err))
+	default:
+		return ttl.Refused(refusal.Mark(err))
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "sql: database is closed") || errors.Is(err, sql.ErrConnDone) ||
@@ -456,21 +461,13 @@ func permanent(err error) error {
 	}
 	var st interface{ SQLState() string } // pgx, lib/pq
 	if errors.As(err, &st) {
-		switch code := st.SQLState(); {
-		case strings.HasPrefix(code, "28"):
-			return ttl.Refused(err)
-		case strings.HasPrefix(code, "42"):
+		if strings.HasPrefix(st.SQLState(), "42") {
 			return ttl.Permanent(err)
 		}
 		return err
 	}
-	if m := mysqlError.FindStringSubmatch(msg); m != nil {
-		switch {
-		case mysqlRefused[m[1]]:
-			return ttl.Refused(err)
-		case mysqlPermanent[m[1]]:
-			return ttl.Permanent(err)
-		}
+	if m := mysqlError.FindStringSubmatch(msg); m != nil && mysqlPermanent[m[1]] {
+		return ttl.Permanent(err)
 	}
 	return err
 }
@@ -479,27 +476,15 @@ func permanent(err error) error {
 // 1146 (42S02): Table ...", anywhere in a wrapped message.
 var mysqlError = regexp.MustCompile(`Error (\d+) \([0-9A-Z]{5}\)`)
 
-// mysqlRefused are MySQL's refusals of a new connection's credentials
-// (SQLSTATE 28000), by number.
-var mysqlRefused = map[string]bool{
-	"1045": true, // ER_ACCESS_DENIED_ERROR
-	"1698": true, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
-}
-
-// mysqlPermanent are MySQL's errors that trying again cannot mend, by
-// number: a database, table or routine refused, a table or column
-// missing, a syntax error. Not all of SQLSTATE class 42: it also holds
-// limits that pass (1203 too many connections for the user, 1226 a
-// user's resource limit, 1461 max_prepared_stmt_count).
+// mysqlPermanent are MySQL's errors other than refusals that trying again
+// cannot mend, by number: a table or column missing, a syntax error. Not
+// all of SQLSTATE class 42: it also holds limits that pass (1203 too many
+// connections for the user, 1226 a user's resource limit, 1461
+// max_prepared_stmt_count).
 var mysqlPermanent = map[string]bool{
-	"1044": true, // ER_DBACCESS_DENIED_ERROR
 	"1054": true, // ER_BAD_FIELD_ERROR
 	"1064": true, // ER_PARSE_ERROR
-	"1142": true, // ER_TABLEACCESS_DENIED_ERROR
-	"1143": true, // ER_COLUMNACCESS_DENIED_ERROR
 	"1146": true, // ER_NO_SUCH_TABLE
-	"1227": true, // ER_SPECIFIC_ACCESS_DENIED_ERROR
-	"1370": true, // ER_PROCACCESS_DENIED_ERROR
 }
 
 // errDB wraps a database error of Acquire, keeping ctx's errors as they

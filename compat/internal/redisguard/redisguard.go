@@ -45,6 +45,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/refusal"
 )
 
 // Lua defines quietms(marker, ttl, nowms): how many milliseconds the server
@@ -146,9 +147,10 @@ func (o *Once) Check(check func() error) error {
 // (also a command or key refused to a script by the user's ACL), a script
 // the server rejects; and, with ttl.Refused (an acquisition ends at it, a
 // renewal tries again until the lease's deadline: the pool's connections
-// may still work), a TLS handshake that failed on a certificate
-// (ttl.BadCertificate). Others (an unreachable server, a timeout, a
-// LOADING or TRYAGAIN reply) stay transient.
+// may still work), a TLS handshake refused either way. Refusals (the
+// module's one rule, package refusal) are marked so that
+// errors.Is(err, recipes.ErrRefused) holds. Others (an unreachable
+// server, a timeout, a LOADING or TRYAGAIN reply) stay transient.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -156,8 +158,11 @@ func Permanent(err error) error {
 	if errors.Is(err, redis.ErrClosed) {
 		return ttl.Permanent(err)
 	}
-	if ttl.BadCertificate(err) {
-		return ttl.Refused(err)
+	switch r, _ := refusal.Of(err); {
+	case r.TLS():
+		return ttl.Refused(refusal.Mark(err))
+	case r != refusal.NotRefused:
+		return ttl.Permanent(refusal.Mark(err))
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
@@ -171,10 +176,9 @@ func Permanent(err error) error {
 	return err
 }
 
-// permanentReplies are the error replies that the same request would get
-// again.
+// permanentReplies are the error replies other than refusals that the
+// same request would get again.
 var permanentReplies = []string{
-	"NOAUTH", "WRONGPASS", "NOPERM", aclScript, // authentication and ACLs (also a script's calls)
 	"ERR user_script", "ERR Error running script", "ERR Error compiling script", // a script the server refuses
 	"ERR unknown command", "WRONGTYPE",
 }

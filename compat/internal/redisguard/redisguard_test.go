@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 type replyError string
@@ -24,24 +25,28 @@ func TestPermanent(t *testing.T) {
 		err       error
 		permanent bool // for an acquisition
 		renewal   bool // ends a renewal too (not a certificate: Refused)
+		refusal   bool // errors.Is(recipes.ErrRefused)
 	}{
-		{redis.ErrClosed, true, true},
-		{replyError("NOAUTH Authentication required."), true, true},
-		{replyError("WRONGPASS invalid username-password pair or user is disabled."), true, true},
-		{replyError("NOPERM this user has no permissions to run the 'evalsha' command"), true, true},
-		{replyError("ERR user_script:3: Script attempted to access nonexistent global variable"), true, true},
-		{replyError("ERR The user executing the script can't run this command or subcommand script: 3c10, on @user_script:1."), true, true},
-		{replyError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: a2e6, on @user_script:1."), true, true},
-		{fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), true, false},
-		{&tls.CertificateVerificationError{Err: x509.HostnameError{}}, true, false},
-		{replyError("LOADING Redis is loading the dataset in memory"), false, false},
-		{replyError("TRYAGAIN Multiple keys request during rehashing of slot"), false, false},
-		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false, false},
-		{context.DeadlineExceeded, false, false},
+		{redis.ErrClosed, true, true, false},
+		{replyError("NOAUTH Authentication required."), true, true, true},
+		{replyError("WRONGPASS invalid username-password pair or user is disabled."), true, true, true},
+		{replyError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"), true, true, true},
+		{replyError("NOPERM this user has no permissions to run the 'evalsha' command"), true, true, true},
+		{replyError("ERR user_script:3: Script attempted to access nonexistent global variable"), true, true, false},
+		{replyError("ERR The user executing the script can't run this command or subcommand script: 3c10, on @user_script:1."), true, true, true},
+		{replyError("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: a2e6, on @user_script:1."), true, true, true},
+		{fmt.Errorf("dial: %w", x509.UnknownAuthorityError{}), true, false, true},
+		{&tls.CertificateVerificationError{Err: x509.HostnameError{}}, true, false, true},
+		{replyError("LOADING Redis is loading the dataset in memory"), false, false, false},
+		{replyError("TRYAGAIN Multiple keys request during rehashing of slot"), false, false, false},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false, false, false},
+		{context.DeadlineExceeded, false, false, false},
 	} {
 		assert.Equal(t, tc.permanent, errors.Is(Permanent(tc.err), ttl.ErrPermanent), "%v", tc.err)
 		assert.Equal(t, tc.renewal, ttl.EndsRenewal(Permanent(tc.err)), "a renewal: %v", tc.err)
 		assert.ErrorIs(t, Permanent(tc.err), tc.err)
+		assert.Equal(t, tc.refusal, errors.Is(Permanent(tc.err), recipes.ErrRefused), "a refusal: %v", tc.err)
+		assert.Equal(t, tc.err.Error(), Permanent(tc.err).Error(), "the text is the server's")
 	}
 	assert.NoError(t, Permanent(nil))
 }

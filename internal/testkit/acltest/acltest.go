@@ -132,11 +132,12 @@ func Run(t *testing.T, servers []string, b Backend) {
 }
 
 // RequireNoAuth checks the error of an Acquire refused by the ACL: it is
-// recipes.ErrNotAcquired and zk.ErrNoAuth, names the lock path, and is not
-// a timeout (the Acquire gave up by itself).
+// recipes.ErrNotAcquired, recipes.ErrRefused and zk.ErrNoAuth, names the
+// lock path, and is not a timeout (the Acquire gave up by itself).
 func RequireNoAuth(t testing.TB, err error, lockPath, what string) {
 	t.Helper()
 	require.ErrorIs(t, err, zk.ErrNoAuth, what)
+	require.ErrorIs(t, err, recipes.ErrRefused, what)
 	require.ErrorIs(t, err, recipes.ErrNotAcquired, what)
 	require.NotErrorIs(t, err, context.DeadlineExceeded, what)
 	require.ErrorContains(t, err, lockPath, what)

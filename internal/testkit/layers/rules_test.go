@@ -84,6 +84,10 @@ func TestTheRepositoryRules(t *testing.T) {
 		{arrow: "recipes/multilock -> internal/hold"},
 		{arrow: "internal/hold -> recipes"},
 		{arrow: "session -> recipes"},
+		{arrow: "session -> internal/refusal"},
+		{arrow: "compat/sqllock -> internal/refusal"},
+		{arrow: "cmd/zklock -> internal/refusal"},
+		{arrow: "internal/refusal -> recipes"},
 		{arrow: "znode -> session"},
 		{arrow: "internal/engine -> znode"},
 		{arrow: "mutex -> internal/engine"},
@@ -103,6 +107,7 @@ func TestTheRepositoryRules(t *testing.T) {
 		{arrow: "recipes -> internal/engine", want: []string{"up: recipes -> internal/engine"}},
 		{arrow: "recipes/multilock -> session", want: []string{"up: recipes/multilock -> session"}},
 		{arrow: "session -> znode", want: []string{"up: session -> znode"}},
+		{arrow: "internal/refusal -> session", want: []string{"up: internal/refusal -> session"}},
 		{arrow: "internal/engine -> mutex", want: []string{"up: internal/engine -> mutex"}},
 		{arrow: "mutex -> cmd/zklock", want: []string{"up: mutex -> cmd/zklock"}},
 		// compat sits on the contract alone.

@@ -9,9 +9,11 @@ var table = Table{
 		{
 			Name: "contract",
 			// What every lock has in common, on every backend: the
-			// interfaces, the contract suite, all-of-several-locks, and the
-			// implementers' holding machinery.
-			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold"},
+			// interfaces, the contract suite, all-of-several-locks, the
+			// implementers' holding machinery, and the one rule of what a
+			// server's refusal is (every backend marks its errors with it,
+			// and zklock's exit code 69 follows it).
+			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold", "internal/refusal"},
 			StdOnly:  true,
 		},
 		{

@@ -1,4 +1,4 @@
-package ttl
+package refusal
 
 import (
 	"context"
@@ -21,12 +21,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // What a client meets when it talks TLS to a server: the handshake
-// failures that trying again meets again are BadCertificate; an
-// unreachable server and a timeout are not.
-func TestBadCertificate(t *testing.T) {
+// failures that trying again meets again are refusals, for their reason;
+// an unreachable server and a timeout are not.
+func TestTLSRefusals(t *testing.T) {
 	ca := harness.NewCA(t, "")
 	cert := ca.Issue(t, "server", harness.Loopback)
 	optional := serve(t, func(c net.Conn) net.Conn {
@@ -86,21 +87,21 @@ func TestBadCertificate(t *testing.T) {
 		name string
 		addr string
 		cfg  *tls.Config
-		bad  bool
+		want Reason
 		as   any // the error is one of these (errors.As), when set
 	}{
-		{"trusted", optional, ca.ClientConfig(nil), false, nil},
-		{"another CA", optional, harness.NewCA(t, "another").ClientConfig(nil), true, nil},
-		{"another name", optional, named, true, nil},
-		{"no client certificate", required, ca.ClientConfig(nil), true, &remote},
-		{"a client certificate", required, client, false, nil},
-		{"a plain server", plain, ca.ClientConfig(nil), true, &record},
-		{"nothing listening", closed, ca.ClientConfig(nil), false, nil},
-		{"an internal_error alert", internal, ca.ClientConfig(nil), false, &remote},
-		{"a bad_certificate alert", refusing, client, true, &remote},
-		{"a malformed record after the handshake", garbled, ca.ClientConfig(nil), false, &record},
-		{"a certificate not valid yet (a clock behind)", notYet, &tls.Config{RootCAs: earlyRoots, ServerName: "server"}, false, &invalid},
-		{"an expired certificate", expired, &tls.Config{RootCAs: oldRoots, ServerName: "server"}, true, &invalid},
+		{"trusted", optional, ca.ClientConfig(nil), NotRefused, nil},
+		{"another CA", optional, harness.NewCA(t, "another").ClientConfig(nil), Untrusted, nil},
+		{"another name", optional, named, Hostname, nil},
+		{"no client certificate", required, ca.ClientConfig(nil), ByPeer, &remote},
+		{"a client certificate", required, client, NotRefused, nil},
+		{"a plain server", plain, ca.ClientConfig(nil), NotTLS, &record},
+		{"nothing listening", closed, ca.ClientConfig(nil), NotRefused, nil},
+		{"an internal_error alert", internal, ca.ClientConfig(nil), NotRefused, &remote},
+		{"a bad_certificate alert", refusing, client, ByPeer, &remote},
+		{"a malformed record after the handshake", garbled, ca.ClientConfig(nil), NotRefused, &record},
+		{"a certificate not valid yet (a clock behind)", notYet, &tls.Config{RootCAs: earlyRoots, ServerName: "server"}, NotRefused, &invalid},
+		{"an expired certificate", expired, &tls.Config{RootCAs: oldRoots, ServerName: "server"}, Certificate, &invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := talk(tc.addr, tc.cfg)
@@ -111,27 +112,44 @@ func TestBadCertificate(t *testing.T) {
 			case tc.as != nil:
 				require.ErrorAs(t, err, tc.as, "the failure the case is about")
 			}
-			switch {
-			case tc.bad:
-				require.Error(t, err)
-				assert.True(t, BadCertificate(err), "%v", err)
-				assert.True(t, BadCertificate(Permanent(err)), "wrapped")
-			default:
-				require.Error(t, err)
-				assert.False(t, BadCertificate(err), "%v", err)
+			require.Error(t, err)
+			got, cause := Of(err)
+			assert.Equal(t, tc.want, got, "%v", err)
+			assert.Equal(t, tc.want != NotRefused, Is(err), "%v", err)
+			if tc.want != NotRefused {
+				assert.NotNil(t, cause)
 			}
 			// A dialer that wraps the handshake's error in one of its own
 			// (gomemcache's DialContext, say): the chain is searched
 			// past the first *net.OpError.
 			dial := &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("handshake: %w", err)}
-			assert.Equal(t, tc.bad, BadCertificate(dial), "wrapped in a dial error: %v", dial)
-			assert.Equal(t, tc.bad, BadCertificate(errors.Join(errors.New("another server: refused"), dial)), "joined")
-			assert.Equal(t, tc.bad, BadCertificate(Transient(Refused(dial))), "marked")
+			for _, wrapped := range []error{
+				dial,
+				errors.Join(errors.New("another server: refused"), dial),
+				hiding{dial}, // compat's Transient: no Unwrap, an As
+			} {
+				got, _ := Of(wrapped)
+				assert.Equal(t, tc.want, got, "wrapped: %v", wrapped)
+				marked := Mark(wrapped)
+				assert.Equal(t, tc.want != NotRefused, errors.Is(marked, recipes.ErrRefused), "marked: %v", marked)
+				assert.Equal(t, wrapped.Error(), marked.Error(), "the text stays the server's")
+				got, _ = Of(fmt.Errorf("acquire: %w", marked))
+				assert.Equal(t, tc.want, got, "marked and wrapped: %v", marked)
+			}
 		})
 	}
-	assert.False(t, BadCertificate(context.DeadlineExceeded))
-	assert.False(t, BadCertificate(nil))
+	assert.False(t, Is(context.DeadlineExceeded))
+	assert.False(t, Is(nil))
+	assert.NoError(t, Mark(nil))
 }
+
+// hiding hides err as compat's Transient mark does: no Unwrap, and an As
+// that looks into err.
+type hiding struct{ err error }
+
+func (h hiding) Error() string        { return h.err.Error() }
+func (h hiding) As(target any) bool   { return errors.As(h.err, target) }
+func (h hiding) Is(target error) bool { return errors.Is(h.err, target) }
 
 // The alerts about certificates, and no other, as crypto/tls reports one
 // it received (its alert type is unexported; tls.AlertError has the same
@@ -141,11 +159,11 @@ func TestCertificateAlerts(t *testing.T) {
 		alert := tls.AlertError(a)
 		want := slices.Contains([]int{42, 43, 44, 45, 46, 48, 49, 116}, a)
 		remote := &net.OpError{Op: "remote error", Err: alert}
-		assert.Equal(t, want, BadCertificate(remote), "%v", remote)
-		assert.False(t, BadCertificate(&net.OpError{Op: "read", Err: alert}), "not received: %v", alert)
+		assert.Equal(t, want, Is(remote), "%v", remote)
+		assert.False(t, Is(&net.OpError{Op: "read", Err: alert}), "not received: %v", alert)
 	}
-	assert.False(t, BadCertificate(&net.OpError{Op: "remote error"}))
-	assert.False(t, BadCertificate(tls.RecordHeaderError{Msg: "received record with version 504f when expecting version 303"}),
+	assert.False(t, Is(&net.OpError{Op: "remote error"}))
+	assert.False(t, Is(tls.RecordHeaderError{Msg: "received record with version 504f when expecting version 303"}),
 		"a malformed record after the first")
 }
 
