@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 

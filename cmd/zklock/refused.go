@@ -6,7 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // What refused is, for messages and hints: the reasons of the library's

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 func TestReadAuthFile(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // sentinelPasswordEnv holds the sentinels' own password (requirepass, or

@@ -8,7 +8,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // The package's errors; test them with errors.Is.

@@ -16,7 +16,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 

@@ -45,7 +45,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
-	"github.com/zkrecipes/zkrecipes/internal/refusal"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // Lua defines quietms(marker, ttl, nowms): how many milliseconds the server

@@ -21,7 +21,7 @@ func Permanent(err error) error {
 }
 
 // Refused marks err as a new connection's refusal that trying again meets
-// again, a certificate refused (BadCertificate) (nil stays nil). It is
+// again, a certificate refused (package refusal's rule) (nil stays nil). It is
 // ErrPermanent, so an acquisition returns it at once and a release gives
 // up; but a renewal tries again, as after a transient error, until the
 // lease's deadline: a connection the client already holds may still work

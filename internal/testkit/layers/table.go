@@ -13,7 +13,7 @@ var table = Table{
 			// implementers' holding machinery, and the one rule of what a
 			// server's refusal is (every backend marks its errors with it,
 			// and zklock's exit code 69 follows it).
-			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold", "internal/refusal"},
+			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold", "recipes/refusal"},
 			StdOnly:  true,
 		},
 		{
@@ -76,17 +76,7 @@ var table = Table{
 	Forbidden: []Forbid{
 		{
 			From: "cmd/zklock/...",
-			To:   "internal/engine",
-			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
-		},
-		{
-			From: "cmd/zklock/...",
-			To:   "internal/hold",
-			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
-		},
-		{
-			From: "cmd/zklock/...",
-			To:   "internal/testkit/...",
+			To:   "internal/...",
 			Why:  "zklock uses public packages only, so that a user's own tool can do what it does",
 		},
 	},

@@ -9,6 +9,10 @@
 // ends at it; a renewal may try again until its lease's deadline, since a
 // pooled connection made earlier may still work).
 //
+// A user needs only errors.Is(err, recipes.ErrRefused); Of says which
+// refusal it is, for a message or a hint (zklock's). A backend of one's
+// own marks its errors with Mark or As.
+//
 // The package uses the standard library only, so that every backend can
 // import it without linking another's client: it recognises a client's
 // errors by the methods they have (SQLState, RedisError) and by the text
