@@ -1,8 +1,10 @@
 package session_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"testing"
 	"time"
@@ -132,4 +134,19 @@ func TestClose(t *testing.T) {
 	_, err = c.Session(ctx)
 	assert.ErrorIs(t, err, session.ErrClosed)
 	assert.True(t, errors.Is(err, session.ErrClosed))
+}
+
+// A library writes nothing to its user's logs unasked: without WithLogger
+// the client's logger is enabled at no level, and WithLogger is obeyed.
+func TestQuietByDefault(t *testing.T) {
+	servers := zktest.Shared(t)
+	ctx := ctxT(t)
+	c, err := session.Connect(ctx, servers)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	assert.False(t, c.Logger().Enabled(ctx, slog.LevelError), "the default logger must discard")
+
+	var buf bytes.Buffer
+	loud := connect(t, servers, session.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	assert.True(t, loud.Logger().Enabled(ctx, slog.LevelInfo))
 }

@@ -1,6 +1,7 @@
 // Package session is the session manager every recipe in zkrecipes takes: one
 // long-lived ZooKeeper client over github.com/go-zookeeper/zk, what Curator's
-// CuratorFramework and ConnectionStateManager give Java users.
+// CuratorFramework and ConnectionStateManager give Java users. It logs
+// nothing unless given a logger (WithLogger).
 //
 // Connect opens a Client and waits for its first session. The Client then
 // keeps a session for as long as it is open: it reconnects after a dropped

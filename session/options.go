@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ func defaultConfig() config {
 		sessionTimeout:    DefaultSessionTimeout,
 		connectionTimeout: DefaultConnectionTimeout,
 		retry:             ExponentialBackoff{},
-		logger:            slog.Default(),
+		logger:            quietLogger(),
 		acl:               zk.WorldACL(zk.PermAll),
 		policy:            SuspendedIsLost,
 		maxRequest:        DefaultMaxRequestSize,
@@ -115,18 +114,25 @@ func WithRetryPolicy(p RetryPolicy) Option {
 	}
 }
 
-// WithLogger sets the logger (default slog.Default()). State changes are
-// logged at Info (Warn for Suspended and Lost); the ZooKeeper client's own
-// messages at Debug.
+// WithLogger sets the logger. By default the client logs nothing: a
+// library should not write to its user's logs unasked. Given l, state
+// changes are logged at Info (Warn for Suspended and Lost), a sick member
+// and a dropped connection at Warn, failures to connect or authenticate at
+// Error, the ZooKeeper client's own messages at Debug. WithLogger(slog.Default()) sends them
+// to the process's default logger; a nil l logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
-			l = slog.New(slog.NewTextHandler(io.Discard, nil))
+			l = quietLogger()
 		}
 		c.logger = l
 		return nil
 	}
 }
+
+// quietLogger is the default logger: it discards everything, and says so
+// to Enabled, so that no message is even built.
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // WithACL sets the ACL of every node the client creates (default
 // zk.WorldACL(zk.PermAll): anyone may do anything). That is every node of
