@@ -20,7 +20,7 @@
 // Campaign blocks until this participant leads and returns its
 // Leadership: a Context cancelled when leadership ends, a fencing Token
 // (the czxid of the leader's node, which, unlike the sequence, never goes
-// back when the parent is reaped and recreated), and Resign. Leader and
+// back when the parent is reaped and recreated), and Release. Leader and
 // Observe show the current leader, or that there is none; Participants
 // lists the queue.
 //
@@ -36,7 +36,7 @@
 // let a successor lead. A node of ours is taken as leading only if it was
 // created in the session value we trust (Curator's CURATOR-498 and -696
 // were leaders adopting a node of a dying or another session), and a
-// suspension is never papered over by a reconnection (CURATOR-620). Resign
+// suspension is never papered over by a reconnection (CURATOR-620). Release
 // (and the end of Run's function) deletes our node at once, so that a
 // successor leads within a few round trips, not a session timeout.
 //
@@ -47,7 +47,7 @@
 // any lock's acquisitions and leases (recipes.LockID Kind "leader", Name
 // the election's path), and, through its Leadership hook, of this
 // participant gaining the leadership and losing it: Err nil when it was
-// given up (Resign, the end of Lead's function, the client's Close), else
+// given up (Release, the end of Lead's function, the client's Close), else
 // the cause, an error that is recipes.ErrLockLost.
 package leader
 
@@ -116,13 +116,16 @@ func (e *Election) Path() string { return e.path }
 // "leader /election/orders".
 func (e *Election) String() string { return e.lock.String() }
 
-// Leadership is this participant leading, from Campaign until Resign or
-// until leadership can no longer be trusted.
+// Leadership is this participant leading, from Campaign until Release or
+// until leadership can no longer be trusted. It is a recipes.Lease: a
+// leadership and a lock's lease end alike.
 type Leadership struct {
 	lease znode.Lease
 }
 
-// Context is cancelled when leadership ends: Resign, or a cause that is
+var _ recipes.Lease = (*Leadership)(nil)
+
+// Context is cancelled when leadership ends: Release, or a cause that is
 // recipes.ErrLockLost.
 func (l *Leadership) Context() context.Context { return l.lease.Context() }
 
@@ -133,11 +136,9 @@ func (l *Leadership) Done() <-chan struct{} { return l.lease.Done() }
 func (l *Leadership) Err() error { return l.lease.Err() }
 
 // Token is the fencing token: the czxid of the leader's node, strictly
-// greater than every earlier leader's.
-func (l *Leadership) Token() int64 {
-	token, _ := l.lease.Token() // every ZooKeeper lease has one
-	return token
-}
+// greater than every earlier leader's. ok is always true (every ZooKeeper
+// lease has one); the shape is recipes.Lease's.
+func (l *Leadership) Token() (token int64, ok bool) { return l.lease.Token() }
 
 // Node is the path of the leader's node (without the client's namespace),
 // as znode.Lease's Node.
@@ -147,10 +148,12 @@ func (l *Leadership) Node() string { return l.lease.Node() }
 // takes a recipes.Lease).
 func (l *Leadership) Lease() znode.Lease { return l.lease }
 
-// Resign ends the leadership and deletes our node, so that the next
-// participant leads at once. It returns an error that is
-// recipes.ErrLockLost when leadership had already been lost.
-func (l *Leadership) Resign(ctx context.Context) error { return l.lease.Release(ctx) }
+// Release ends the leadership and deletes our node, so that the next
+// participant leads at once: what etcd calls Resign and Curator's
+// LeaderLatch close. It returns an error that is recipes.ErrLockLost when
+// leadership had already been lost, and recipes.ErrNotHeld when it was
+// released already.
+func (l *Leadership) Release(ctx context.Context) error { return l.lease.Release(ctx) }
 
 // Campaign queues this participant and blocks until it leads, ctx ends (an
 // error that is recipes.ErrNotAcquired and ctx's; our node is removed) or
