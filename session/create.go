@@ -19,8 +19,12 @@ import (
 //
 // Guards, if any, are paths that must exist for the create to happen (check
 // ops in the same multi); when one is gone the error is ErrGuardFailed.
-func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
+func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, mode CreateMode, guards ...string) (string, int64, error) {
 	if err := ValidatePath(path); err != nil {
+		return "", 0, err
+	}
+	flags, err := mode.flags()
+	if err != nil {
 		return "", 0, err
 	}
 	for _, g := range guards {
@@ -55,7 +59,7 @@ func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32
 		if err == nil && !seen {
 			zxid, err = c.czxidOf(conn, created, flags)
 		}
-		if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
+		if !errors.Is(err, ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
 			return created, zxid, err
 		}
 		if perr := c.makeParents(conn, full); perr != nil {
@@ -74,9 +78,13 @@ func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32
 // create failed, and when no listing could be had (then the caller lists);
 // when the listing cannot be pipelined (another create of the same path in
 // flight, a missing parent) it is made after the create. Never retried.
-func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, flags int32,
+func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, mode CreateMode,
 	parent string) (created string, czxid int64, children []string, err error) {
 	if err := ValidatePath(path); err != nil {
+		return "", 0, nil, err
+	}
+	flags, err := mode.flags()
+	if err != nil {
 		return "", 0, nil, err
 	}
 	if err := ValidatePath(parent); err != nil {

@@ -25,7 +25,7 @@
 // nodes.
 //
 // Secured ensembles: WithDigestAuth gives the client an identity, WithACL
-// the ACL of every node it and its recipes create (zk.AuthACL(zk.PermAll):
+// the ACL of every node it and its recipes create (AuthACL(PermAll):
 // its creator's alone, so no client without the credentials can delete a
 // holder's node), and WithTLS reaches a TLS client port.
 //

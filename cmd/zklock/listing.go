@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/exclusive"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/mutex"
@@ -73,7 +72,7 @@ func isReadWrite(name string) bool {
 // exist lists nothing.
 func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
 	names, _, err := c.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -86,14 +85,14 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 	add := func(name, role, kind string) error {
 		data, st, err := c.Get(ctx, session.JoinPath(path, name))
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, session.ErrNoNode):
 			return nil // gone meanwhile
 		case err != nil:
 			return err
 		}
 		e := lockEntry{role: role, kind: kind, node: name, session: st.EphemeralOwner, data: data}
 		if role == roleHolder {
-			e.ctime = st.Ctime
+			e.ctime = st.Ctime.UnixMilli()
 		}
 		out = append(out, e)
 		return nil
@@ -228,5 +227,5 @@ func nodeCtime(ctx context.Context, c *session.Client, path string) (int64, erro
 	if err != nil || !ok || st == nil {
 		return 0, err
 	}
-	return st.Ctime, nil
+	return st.Ctime.UnixMilli(), nil
 }

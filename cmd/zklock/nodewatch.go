@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -29,7 +28,7 @@ func watchNode(c *session.Client, lease znode.Lease) <-chan error {
 		for ctx.Err() == nil {
 			_, st, ev, err := c.GetW(ctx, node)
 			switch {
-			case errors.Is(err, zk.ErrNoNode):
+			case errors.Is(err, session.ErrNoNode):
 				out <- fmt.Errorf("lock node %s was deleted", node)
 				return
 			case err != nil:
@@ -47,11 +46,11 @@ func watchNode(c *session.Client, lease znode.Lease) <-chan error {
 			}
 			select {
 			case e := <-ev:
-				if e.Type == zk.EventNodeDeleted {
+				if e.Type == session.EventNodeDeleted {
 					out <- fmt.Errorf("lock node %s was deleted", node)
 					return
 				}
-				if e.Type == zk.EventNotWatching {
+				if e.Type == session.EventNotWatching {
 					<-ctx.Done() // the session ended: so does the lease
 					return
 				}

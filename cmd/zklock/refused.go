@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/go-zookeeper/zk"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/compat/redlock"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // What refused is, for messages.
@@ -57,10 +57,10 @@ func refusal(err error) (what string, cause error, ok bool) {
 		return refusedByPeer, alert, true
 	case errors.As(err, &record):
 		return refusedNotTLS, record, true
-	case errors.Is(err, zk.ErrNoAuth):
-		return refusedAuth, zk.ErrNoAuth, true
-	case errors.Is(err, zk.ErrAuthFailed):
-		return refusedAuth, zk.ErrAuthFailed, true
+	case errors.Is(err, session.ErrNoAuth):
+		return refusedAuth, session.ErrNoAuth, true
+	case errors.Is(err, session.ErrAuthFailed):
+		return refusedAuth, session.ErrAuthFailed, true
 	case errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000"):
 		// invalid_password, invalid_authorization_specification (pg_hba.conf)
 		return refusedAuth, pe, true

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/go-zookeeper/zk"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestReadAuthFile(t *testing.T) {
@@ -62,9 +62,9 @@ func TestValidateACL(t *testing.T) {
 		require.NoError(t, err, "%+v", tc)
 		assert.Equal(t, tc.want, mode, "%+v", tc)
 	}
-	assert.Equal(t, zk.AuthACL(zk.PermAll), aclFor(aclCreator))
-	assert.Equal(t, zk.WorldACL(zk.PermAll), aclFor(aclOpen))
-	assert.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "auth"}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}, aclFor(aclRead))
+	assert.Equal(t, session.AuthACL(session.PermAll), aclFor(aclCreator))
+	assert.Equal(t, session.WorldACL(session.PermAll), aclFor(aclOpen))
+	assert.Equal(t, []session.ACL{{Perms: session.PermAll, Scheme: "auth"}, {Perms: session.PermRead, Scheme: "world", ID: "anyone"}}, aclFor(aclRead))
 }
 
 func TestParseRedisServers(t *testing.T) {
@@ -181,8 +181,8 @@ func TestRefusal(t *testing.T) {
 		{&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, refusedByPeer},
 		{tls.AlertError(42), refusedByPeer},
 		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, refusedNotTLS},
-		{zk.ErrNoAuth, refusedAuth},
-		{zk.ErrAuthFailed, refusedAuth},
+		{session.ErrNoAuth, refusedAuth},
+		{session.ErrAuthFailed, refusedAuth},
 		{&pgconn.PgError{Code: "28P01"}, refusedAuth},
 		{&pgconn.PgError{Code: "28000"}, refusedAuth},
 		{&mysql.MySQLError{Number: 1045}, refusedAuth},
@@ -202,7 +202,7 @@ func TestRefusal(t *testing.T) {
 		&pgconn.PgError{Code: "42501"},
 		&mysql.MySQLError{Number: 1142},
 		redisError("ERR unknown command"),
-		zk.ErrNoNode,
+		session.ErrNoNode,
 	} {
 		_, _, ok := refusal(wrap(err))
 		assert.False(t, ok, "%v", err)

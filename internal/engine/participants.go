@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -14,7 +13,7 @@ import (
 // that does not exist has no participants.
 func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds ...string) ([]znode.Participant, error) {
 	names, err := c.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -25,7 +24,7 @@ func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds
 	for i, k := range kids {
 		node := session.JoinPath(path, k.Name)
 		data, st, err := c.Get(ctx, node)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			continue // left meanwhile
 		}
 		if err != nil {
