@@ -50,7 +50,7 @@ type Event struct {
 	// (without its namespace).
 	Path string
 	// Err is why the watch ended, for EventNotWatching (ErrSessionExpired,
-	// or go-zookeeper's error for a closed connection); nil otherwise.
+	// or ErrClosing when its connection was closed); nil otherwise.
 	Err error
 }
 

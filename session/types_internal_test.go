@@ -83,3 +83,28 @@ func TestStatAndEventOf(t *testing.T) {
 	assert.Equal(t, Event{Type: EventNodeChildrenChanged, Path: "/"}, ev)
 	assert.Nil(t, c.watchOf(nil))
 }
+
+// BenchmarkWatchOf is what the conversion of one watch costs: the
+// goroutine that carries go-zookeeper's event to the client's channel.
+func BenchmarkWatchOf(b *testing.B) {
+	c := &Client{cfg: config{namespace: "/ns"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		zch := make(chan zk.Event, 1)
+		ch := c.watchOf(zch)
+		zch <- zk.Event{Type: zk.EventNodeDeleted, Path: "/ns/a"}
+		close(zch)
+		<-ch
+	}
+}
+
+// BenchmarkWatchRaw is the same without the conversion, for comparison.
+func BenchmarkWatchRaw(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		zch := make(chan zk.Event, 1)
+		zch <- zk.Event{Type: zk.EventNodeDeleted, Path: "/ns/a"}
+		close(zch)
+		<-zch
+	}
+}

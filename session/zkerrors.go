@@ -25,6 +25,10 @@ var (
 	ErrAuthFailed = zk.ErrAuthFailed
 	// ErrSessionExpired: the server expired the session.
 	ErrSessionExpired = zk.ErrSessionExpired
+	// ErrClosing: a watch ended because its connection was closed (by
+	// Close, or on the client's move to a new session): Event.Err of an
+	// EventNotWatching.
+	ErrClosing = zk.ErrClosing
 	// ErrConnectionClosed: the connection was lost before the reply came;
 	// the operation may or may not have been applied (IsRetryable).
 	ErrConnectionClosed = zk.ErrConnectionClosed
