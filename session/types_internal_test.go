@@ -64,9 +64,10 @@ func TestStatAndEventOf(t *testing.T) {
 	assert.Nil(t, statOf(nil))
 	st := statOf(&zk.Stat{Czxid: 1, Mzxid: 2, Pzxid: 3, Ctime: 1700000000123, Mtime: 1700000000456,
 		Version: 4, Cversion: 5, Aversion: 6, EphemeralOwner: 7, DataLength: 8, NumChildren: 9})
-	assert.Equal(t, &Stat{Czxid: 1, Mzxid: 2, Pzxid: 3,
-		Ctime: time.UnixMilli(1700000000123), Mtime: time.UnixMilli(1700000000456),
+	assert.Equal(t, &Stat{Czxid: 1, Mzxid: 2, Pzxid: 3, Ctime: 1700000000123, Mtime: 1700000000456,
 		Version: 4, Cversion: 5, Aversion: 6, EphemeralOwner: 7, DataLength: 8, NumChildren: 9}, st)
+	assert.Equal(t, time.UnixMilli(1700000000123), st.Created())
+	assert.Equal(t, time.UnixMilli(1700000000456), st.Modified())
 
 	c := &Client{cfg: config{namespace: "/ns"}}
 	assert.Equal(t, Event{Type: EventNodeDeleted, Path: "/a"},

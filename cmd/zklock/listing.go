@@ -92,7 +92,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 		}
 		e := lockEntry{role: role, kind: kind, node: name, session: st.EphemeralOwner, data: data}
 		if role == roleHolder {
-			e.ctime = st.Ctime.UnixMilli()
+			e.ctime = st.Ctime
 		}
 		out = append(out, e)
 		return nil
@@ -227,5 +227,5 @@ func nodeCtime(ctx context.Context, c *session.Client, path string) (int64, erro
 	if err != nil || !ok || st == nil {
 		return 0, err
 	}
-	return st.Ctime.UnixMilli(), nil
+	return st.Ctime, nil
 }
