@@ -99,7 +99,11 @@
 // not idempotent, and the recipes handle them with Curator's protected mode.
 // A write larger than the server accepts (DefaultMaxRequestSize, or
 // WithMaxRequestSize) is refused before it is sent: the server would drop
-// the connection.
+// the connection. Their types are the package's own, as Curator's are:
+// CreateMode, Stat, Event (a watch's one report, on a channel of its
+// own), ACL and OpResult; ZooKeeper's errors are re-exported (ErrNoNode,
+// ErrNodeExists, ErrBadVersion, ErrNoAuth, ...), so no user imports
+// go-zookeeper.
 //
 // Fencing backed by ZooKeeper: a Multi that starts with a CheckOp of a lock
 // node applies its other operations only while that node exists (the lock
