@@ -172,7 +172,7 @@ func BenchmarkFailoverKilled(b *testing.B) {
 		start := time.Now()
 		old.Kill(b)
 		w := await(b, won)
-		if err := w.l.Resign(ctxT(b)); err != nil {
+		if err := w.l.Release(ctxT(b)); err != nil {
 			b.Fatal(err)
 		}
 		return w.at.Sub(start)
@@ -213,7 +213,7 @@ func BenchmarkFailoverKilled(b *testing.B) {
 	reportFailover(b, took)
 }
 
-// BenchmarkFailoverResigned: the leader resigns (ours: Leadership.Resign;
+// BenchmarkFailoverResigned: the leader resigns (ours: Leadership.Release;
 // Curator's: latch-close) while a successor of the same kind waits; the
 // time from the call to the successor leading. The two participants of
 // each implementation swap roles every round.
@@ -234,7 +234,7 @@ func BenchmarkFailoverResigned(b *testing.B) {
 		won := campaign(ctxT(b), next)
 		awaitQueue(b, next, 2)
 		start := time.Now()
-		if err := goLead.Resign(ctxT(b)); err != nil {
+		if err := goLead.Release(ctxT(b)); err != nil {
 			b.Fatal(err)
 		}
 		w := await(b, won)
@@ -278,7 +278,7 @@ func BenchmarkFailoverResigned(b *testing.B) {
 		return ours()
 	})
 	reportFailover(b, took)
-	if err := goLead.Resign(ctxT(b)); err != nil {
+	if err := goLead.Release(ctxT(b)); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -319,7 +319,7 @@ func BenchmarkMarginBlackholed(b *testing.B) {
 			b.Fatalf("the old leader was not told within %v", waitLimit)
 		}
 		p.Restore(b)
-		if err := w.l.Resign(ctxT(b)); err != nil {
+		if err := w.l.Release(ctxT(b)); err != nil {
 			b.Fatal(err)
 		}
 		return w.at.Sub(at)

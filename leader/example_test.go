@@ -51,15 +51,16 @@ func ExampleElection_Campaign() {
 		}
 		next <- l
 	}()
-	first := l.Token()
-	fmt.Println(l.Resign(ctx)) // deletes worker-a's node: worker-b leads at once
+	first, _ := l.Token()
+	fmt.Println(l.Release(ctx)) // deletes worker-a's node: worker-b leads at once
 	fmt.Println("worker-a's term ended:", context.Cause(work))
 	lb := <-next
 	if lb == nil {
 		return
 	}
-	fmt.Println("worker-b leads, with a higher token:", lb.Token() > first)
-	_ = lb.Resign(ctx)
+	second, _ := lb.Token()
+	fmt.Println("worker-b leads, with a higher token:", second > first)
+	_ = lb.Release(ctx)
 	// Output:
 	// leader: worker-a
 	// <nil>
@@ -131,7 +132,7 @@ func ExampleElection_Observe() {
 		return
 	}
 	fmt.Println("leader:", (<-leaders).ID)
-	_ = l.Resign(ctx)
+	_ = l.Release(ctx)
 	fmt.Println("no leader:", (<-leaders).None())
 	stopWatching()
 	for range leaders { // closed once the observation has ended

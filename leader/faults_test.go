@@ -56,8 +56,8 @@ func TestLeaderKilled(t *testing.T) {
 	old.Kill(t)
 	l, err := e.Campaign(ctxT(t))
 	require.NoError(t, err)
-	assert.Greater(t, l.Token(), old.Token)
-	require.NoError(t, l.Resign(ctxT(t)))
+	assert.Greater(t, zktest.Token(t, l), old.Token)
+	require.NoError(t, l.Release(ctxT(t)))
 }
 
 // The leader is paused (SIGSTOP) past its session timeout: no timer can run
@@ -75,11 +75,11 @@ func TestLeaderPaused(t *testing.T) {
 	margin := elected.Sub(old.Deadline)
 	t.Logf("the paused leader's trust ended %v before the successor was elected", margin.Round(time.Millisecond))
 	assert.GreaterOrEqual(t, margin, faultTimeout/3-recipes.DriftMargin(faultTimeout))
-	assert.Greater(t, l.Token(), old.Token, "the successor's token fences the paused leader out")
+	assert.Greater(t, zktest.Token(t, l), old.Token, "the successor's token fences the paused leader out")
 	old.Signal(t, syscall.SIGCONT)
 	_, cause := old.Ended(t)
 	assert.Contains(t, cause, recipes.ErrLockLost.Error())
-	require.NoError(t, l.Resign(ctxT(t)))
+	require.NoError(t, l.Release(ctxT(t)))
 }
 
 // The ensemble's leader is killed while participants take turns leading:
@@ -123,5 +123,5 @@ func TestLeaderBesideASickMember(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, l.Node(), now.Node, "the same leader after switch %d", i)
 	}
-	require.NoError(t, l.Resign(ctx))
+	require.NoError(t, l.Release(ctx))
 }

@@ -38,7 +38,7 @@ type interopParticipant interface {
 	StepDown(t *testing.T)
 }
 
-// goLatch is a Go participant: Campaign in a goroutine, Resign and
+// goLatch is a Go participant: Campaign in a goroutine, Release and
 // Campaign again.
 type goLatch struct {
 	id   string
@@ -100,7 +100,7 @@ func (g *goLatch) Queue(t *testing.T) []string { return goQueue(t, g.e) }
 func (g *goLatch) StepDown(t *testing.T) {
 	t.Helper()
 	require.NotNil(t, g.cur, "Go %s steps down without leading", g.id)
-	require.NoError(t, g.cur.Resign(ctxT(t)))
+	require.NoError(t, g.cur.Release(ctxT(t)))
 	g.cur = nil
 	g.campaign()
 }

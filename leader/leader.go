@@ -106,13 +106,16 @@ func (e *Election) Path() string { return e.path }
 // "leader /election/orders".
 func (e *Election) String() string { return e.lock.String() }
 
-// Leadership is this participant leading, from Campaign until Resign or
-// until leadership can no longer be trusted.
+// Leadership is this participant leading, from Campaign until Release or
+// until leadership can no longer be trusted. It is a recipes.Lease: a
+// leadership and a lock's lease end alike.
 type Leadership struct {
 	lease znode.Lease
 }
 
-// Context is cancelled when leadership ends: Resign, or a cause that is
+var _ recipes.Lease = (*Leadership)(nil)
+
+// Context is cancelled when leadership ends: Release, or a cause that is
 // recipes.ErrLockLost.
 func (l *Leadership) Context() context.Context { return l.lease.Context() }
 
@@ -123,11 +126,9 @@ func (l *Leadership) Done() <-chan struct{} { return l.lease.Done() }
 func (l *Leadership) Err() error { return l.lease.Err() }
 
 // Token is the fencing token: the czxid of the leader's node, strictly
-// greater than every earlier leader's.
-func (l *Leadership) Token() int64 {
-	token, _ := l.lease.Token() // every ZooKeeper lease has one
-	return token
-}
+// greater than every earlier leader's. ok is always true (every ZooKeeper
+// lease has one); the shape is recipes.Lease's.
+func (l *Leadership) Token() (token int64, ok bool) { return l.lease.Token() }
 
 // Node is the path of the leader's node (without the client's namespace),
 // as znode.Lease's Node.
@@ -137,10 +138,12 @@ func (l *Leadership) Node() string { return l.lease.Node() }
 // takes a recipes.Lease).
 func (l *Leadership) Lease() znode.Lease { return l.lease }
 
-// Resign ends the leadership and deletes our node, so that the next
-// participant leads at once. It returns an error that is
-// recipes.ErrLockLost when leadership had already been lost.
-func (l *Leadership) Resign(ctx context.Context) error { return l.lease.Release(ctx) }
+// Release ends the leadership and deletes our node, so that the next
+// participant leads at once: what etcd calls Resign and Curator's
+// LeaderLatch close. It returns an error that is recipes.ErrLockLost when
+// leadership had already been lost, and recipes.ErrNotHeld when it was
+// released already.
+func (l *Leadership) Release(ctx context.Context) error { return l.lease.Release(ctx) }
 
 // Campaign queues this participant and blocks until it leads, ctx ends (an
 // error that is recipes.ErrNotAcquired and ctx's; our node is removed) or

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
@@ -84,8 +85,9 @@ func TestNodesAreCurators(t *testing.T) {
 		data, _, err := c.Get(ctx, l.Node())
 		require.NoError(t, err)
 		assert.Equal(t, "me", string(data))
-		assert.Positive(t, l.Token())
-		require.NoError(t, l.Resign(ctx))
+		assert.Positive(t, zktest.Token(t, l))
+		require.NoError(t, l.Release(ctx))
+		require.ErrorIs(t, l.Release(ctx), recipes.ErrNotHeld, "a leadership ends like a lease")
 	}
 }
 
@@ -131,16 +133,16 @@ func TestObserve(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a", now.ID, "a participant sees the leader too")
 
-	require.NoError(t, la.Resign(ctx))
+	require.NoError(t, la.Release(ctx))
 	next("b")
 	lb := <-lbc
-	require.NoError(t, lb.Resign(ctx))
+	require.NoError(t, lb.Release(ctx))
 	next("")
 }
 
-// Resign hands leadership over at once: the successor leads long before
+// Release hands leadership over at once: the successor leads long before
 // the resigned leader's session could have expired (60s here).
-func TestResignHandsOverAtOnce(t *testing.T) {
+func TestReleaseHandsOverAtOnce(t *testing.T) {
 	servers := sharedServers(t)
 	const path = "/election-resign"
 	first := newLatch(t, connect(t, servers, session.WithSessionTimeout(60*time.Second)), path, "first")
@@ -155,11 +157,11 @@ func TestResignHandsOverAtOnce(t *testing.T) {
 		won <- l
 	}()
 	time.Sleep(100 * time.Millisecond)
-	require.NoError(t, l1.Resign(ctx))
+	require.NoError(t, l1.Release(ctx))
 	select {
 	case l2 := <-won:
-		assert.Greater(t, l2.Token(), l1.Token())
-		require.NoError(t, l2.Resign(ctx))
+		assert.Greater(t, zktest.Token(t, l2), zktest.Token(t, l1))
+		require.NoError(t, l2.Release(ctx))
 	case <-time.After(20 * time.Second):
 		t.Fatal("the successor did not lead after the resignation")
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -31,17 +30,17 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 
 // leader reads the leader, with a watch on the children (or, when the
 // path does not exist, on its creation) if watch is set.
-func (e *Election) leader(ctx context.Context, watch bool) (Leader, <-chan zk.Event, error) {
+func (e *Election) leader(ctx context.Context, watch bool) (Leader, <-chan session.Event, error) {
 	for {
 		var names []string
-		var ev <-chan zk.Event
+		var ev <-chan session.Event
 		var err error
 		if watch {
 			names, _, ev, err = e.c.ChildrenW(ctx, e.path)
 		} else {
 			names, _, err = e.c.Children(ctx, e.path)
 		}
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			if !watch {
 				return Leader{}, nil, nil
 			}
@@ -60,7 +59,7 @@ func (e *Election) leader(ctx context.Context, watch bool) (Leader, <-chan zk.Ev
 		}
 		node := session.JoinPath(e.path, kids[0].Name)
 		data, st, err := e.c.Get(ctx, node)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			continue // the leader left meanwhile: look again
 		}
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 // (recipes.WithTrace) and to the client's (session.WithTrace). A
 // participant that gains the leadership also reports Leadership (Leader
 // true) to both, the context's first, and when that leadership ends
-// Leadership (Leader false): with Err nil when it was given up (resigned,
+// Leadership (Leader false): with Err nil when it was given up (released,
 // Lead's function returned, Run's context ended, or the client closed),
 // and otherwise the cause of the leadership's end, an error that is
 // recipes.ErrLockLost (recipes.EndCauseOf classifies it). A campaign that

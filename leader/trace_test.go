@@ -35,7 +35,7 @@ func noMoreLeaderships(t *testing.T, rec *tracetest.Recorder, n int, what string
 }
 
 // A participant traced by its client gains the leadership and gives it up
-// (Resign: Err nil); one traced by its Acquire's context is refused while
+// (Release: Err nil); one traced by its Acquire's context is refused while
 // another leads (no Leadership report), then gains it when the leader
 // resigns. The leadership's acquisition and end are reported as a lock's
 // of kind "leader".
@@ -52,7 +52,7 @@ func TestTraceLeadership(t *testing.T) {
 	d := rec.AwaitDone(t, 1)
 	assert.Equal(t, id, d.Lock)
 	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
-	assert.Equal(t, l.Token(), d.Token)
+	assert.Equal(t, zktest.Token(t, l), d.Token)
 
 	xrec := tracetest.New()
 	xctx := recipes.WithTrace(ctxT(t), xrec.Trace())
@@ -64,7 +64,7 @@ func TestTraceLeadership(t *testing.T) {
 	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return second.Acquire(xctx) })
 	xrec.Await(t, "the second campaign queued", func(r *tracetest.Recorder) bool { return len(r.Queued()) == 2 })
 
-	require.NoError(t, l.Resign(ctxT(t)))
+	require.NoError(t, l.Release(ctxT(t)))
 	got = awaitLeaderships(t, rec, 2)
 	assert.Equal(t, recipes.LeadershipInfo{Lock: id, Leader: false}, got[1], "given up: no error")
 	e1 := rec.AwaitEnd(t, 1)
@@ -98,7 +98,7 @@ func TestTraceLeadershipReentered(t *testing.T) {
 	require.NoError(t, outer.Release(ctxT(t)))
 	noMoreLeaderships(t, rec, 1, "the re-entered lease still leads")
 	require.NoError(t, inner.Err())
-	require.NoError(t, inner.Resign(ctxT(t)))
+	require.NoError(t, inner.Release(ctxT(t)))
 	got := awaitLeaderships(t, rec, 2)
 	assert.Equal(t, recipes.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
 	noMoreLeaderships(t, rec, 2, "one loss per leadership")
@@ -148,7 +148,7 @@ func TestTraceLeadershipLostOnFault(t *testing.T) {
 	t.Logf("leader told %v before the server may expire its session (timeout %v)",
 		e1.Margin.Round(time.Millisecond), faultTimeout)
 	p.Restore(t)
-	require.ErrorIs(t, l.Resign(ctxT(t)), recipes.ErrLockLost)
+	require.ErrorIs(t, l.Release(ctxT(t)), recipes.ErrLockLost)
 	noMoreLeaderships(t, rec, 2, "one loss per leadership")
 }
 

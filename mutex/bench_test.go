@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/lockbench"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // Benchmarks, side by side on one server in one run: this mutex, the floor
@@ -90,7 +91,7 @@ func uncontendedOp(b *testing.B, servers []string, name string) func() error {
 		}
 		c := connect(b, servers)
 		return func() error {
-			node, _, err := c.CreateWithZxid(ctx, path+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeralSequential)
+			node, _, err := c.CreateWithZxid(ctx, path+"/_c_"+uuid.NewString()+"-lock-", nil, session.EphemeralSequential)
 			if err != nil {
 				return err
 			}

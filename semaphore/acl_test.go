@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
@@ -60,9 +59,9 @@ func TestCreatorOnlyACL(t *testing.T) {
 		count, err := semaphore.NewSharedCount(stranger, countPath, 1)
 		require.NoError(t, err)
 		_, _, err = count.Get(ctx)
-		require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger reads the count")
+		require.ErrorIs(t, err, session.ErrNoAuth, "the stranger reads the count")
 		ok, err := count.TrySet(ctx, 5, -1)
-		require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger writes the count")
+		require.ErrorIs(t, err, session.ErrNoAuth, "the stranger writes the count")
 		require.False(t, ok)
 		require.NoError(t, owner.Delete(ctx, countPath, -1)) // persistent: nothing left behind
 	})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -53,27 +52,27 @@ func (sc *SharedCount) TrySet(ctx context.Context, value int, version int32) (bo
 		return false, fmt.Errorf("semaphore: %w: %d does not fit in 32 bits", recipes.ErrInvalidArgument, value)
 	}
 	_, err := sc.c.Set(ctx, sc.path, encode(int32(value)), version)
-	if errors.Is(err, zk.ErrBadVersion) {
+	if errors.Is(err, session.ErrBadVersion) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
 // get reads the count (creating it with the seed), and watches it if asked.
-func (sc *SharedCount) get(ctx context.Context, watch bool) (int, *zk.Stat, <-chan zk.Event, error) {
+func (sc *SharedCount) get(ctx context.Context, watch bool) (int, *session.Stat, <-chan session.Event, error) {
 	for range 3 {
 		var data []byte
-		var st *zk.Stat
-		var ev <-chan zk.Event
+		var st *session.Stat
+		var ev <-chan session.Event
 		var err error
 		if watch {
 			data, st, ev, err = sc.c.GetW(ctx, sc.path)
 		} else {
 			data, st, err = sc.c.Get(ctx, sc.path)
 		}
-		if errors.Is(err, zk.ErrNoNode) {
-			_, err = sc.c.Create(ctx, sc.path, encode(sc.seed), zk.FlagPersistent)
-			if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		if errors.Is(err, session.ErrNoNode) {
+			_, err = sc.c.Create(ctx, sc.path, encode(sc.seed), session.Persistent)
+			if err == nil || errors.Is(err, session.ErrNodeExists) {
 				continue
 			}
 		}
@@ -89,7 +88,7 @@ func (sc *SharedCount) get(ctx context.Context, watch bool) (int, *zk.Stat, <-ch
 }
 
 // watch is the semaphore's MaxLeases: the value, and a watch on it.
-func (sc *SharedCount) watch(ctx context.Context) (int, <-chan zk.Event, error) {
+func (sc *SharedCount) watch(ctx context.Context) (int, <-chan session.Event, error) {
 	v, _, ev, err := sc.get(ctx, true)
 	return v, ev, err
 }

@@ -32,7 +32,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -75,7 +74,7 @@ func New(c *session.Client, path string, maxLeases int, opts ...Option) (*Semaph
 	if maxLeases < 1 {
 		return nil, fmt.Errorf("semaphore: %w: max leases %d: at least one", recipes.ErrInvalidArgument, maxLeases)
 	}
-	return newSemaphore(c, path, func(context.Context) (int, <-chan zk.Event, error) { return maxLeases, nil, nil }, opts)
+	return newSemaphore(c, path, func(context.Context) (int, <-chan session.Event, error) { return maxLeases, nil, nil }, opts)
 }
 
 // NewWithCount returns the semaphore at path whose maximum is count's

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -41,11 +40,11 @@ func TestBadInput(t *testing.T) {
 		"bad policy":         {context.Background(), ok, []session.Option{session.WithErrorPolicy(9)}, session.ErrInvalidArgument},
 		"nil option":         {context.Background(), ok, []session.Option{nil}, session.ErrInvalidArgument},
 		"creator ACL without credentials": {context.Background(), ok,
-			[]session.Option{session.WithACL(zk.AuthACL(zk.PermAll))}, session.ErrInvalidArgument},
+			[]session.Option{session.WithACL(session.AuthACL(session.PermAll))}, session.ErrInvalidArgument},
 		"another user's digest ACL": {context.Background(), ok, []session.Option{session.WithDigestAuth("alice", "a"),
-			session.WithACL(zk.DigestACL(zk.PermAll, "bob", "b"))}, session.ErrInvalidArgument},
+			session.WithACL(session.DigestACL(session.PermAll, "bob", "b"))}, session.ErrInvalidArgument},
 		"creator ACL without delete": {context.Background(), ok, []session.Option{session.WithDigestAuth("alice", "a"),
-			session.WithACL(zk.AuthACL(zk.PermRead | zk.PermCreate | zk.PermWrite))}, session.ErrInvalidArgument},
+			session.WithACL(session.AuthACL(session.PermRead | session.PermCreate | session.PermWrite))}, session.ErrInvalidArgument},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := session.Connect(tc.ctx, tc.servers, tc.opts...)
@@ -70,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		c := connect(t, ok)
 		ctx := ctxT(t)
 		for _, p := range []string{"", "rel", "/trailing/", "/a//b", "/a/../b", "/nul\x00"} {
-			_, err := c.Create(ctx, p, nil, zk.FlagPersistent)
+			_, err := c.Create(ctx, p, nil, session.Persistent)
 			assert.ErrorIs(t, err, session.ErrInvalidArgument, "create %q", p)
 			_, _, err = c.Get(ctx, p)
 			assert.ErrorIs(t, err, session.ErrInvalidArgument, "get %q", p)
@@ -107,7 +106,7 @@ func TestInvalidArgumentChain(t *testing.T) {
 	for _, opt := range []session.Option{
 		session.WithSessionTimeout(0), session.WithConnectionTimeout(-time.Second), session.WithNamespace("app"),
 		session.WithRetryPolicy(nil), session.WithACL(nil), session.WithDigestAuth("", "x"), session.WithErrorPolicy(9),
-		session.WithMaxRequestSize(1), session.WithACL(zk.AuthACL(zk.PermAll)), nil,
+		session.WithMaxRequestSize(1), session.WithACL(session.AuthACL(session.PermAll)), nil,
 	} {
 		_, err := session.Connect(context.Background(), []string{"127.0.0.1:1"}, opt)
 		assert.ErrorIs(t, err, recipes.ErrInvalidArgument)

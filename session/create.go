@@ -26,8 +26,12 @@ import (
 // parents are created as containers. Guards, if any, are paths that must
 // exist for the create to happen (check ops in the same multi); when one
 // is gone the error is ErrGuardFailed and nothing is created.
-func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
+func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, mode CreateMode, guards ...string) (string, int64, error) {
 	if err := ValidatePath(path); err != nil {
+		return "", 0, err
+	}
+	flags, err := mode.flags()
+	if err != nil {
 		return "", 0, err
 	}
 	for _, g := range guards {
@@ -62,7 +66,7 @@ func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32
 		if err == nil && !seen {
 			zxid, err = c.czxidOf(conn, created, flags)
 		}
-		if !errors.Is(err, zk.ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
+		if !errors.Is(err, ErrNoNode) || errors.Is(err, ErrGuardFailed) || attempt == maxParentAttempts-1 {
 			return created, zxid, err
 		}
 		if perr := c.makeParents(conn, full); perr != nil {
@@ -81,9 +85,13 @@ func (c *Client) createZxid(conn *zk.Conn, full string, data []byte, flags int32
 // (then list parent yourself); when the listing cannot be sent right
 // behind (the same path created from two goroutines at once, a missing
 // parent), it is made after the create. Never retried, as CreateWithZxid.
-func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, flags int32,
+func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, mode CreateMode,
 	parent string) (created string, czxid int64, children []string, err error) {
 	if err := ValidatePath(path); err != nil {
+		return "", 0, nil, err
+	}
+	flags, err := mode.flags()
+	if err != nil {
 		return "", 0, nil, err
 	}
 	if err := ValidatePath(parent); err != nil {

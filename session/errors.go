@@ -5,15 +5,15 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // The errors of package session; test them with errors.Is. Errors from the
-// ZooKeeper client (zk.ErrNoNode, zk.ErrNodeExists, ...) are wrapped, so
+// ZooKeeper client (ErrNoNode, ErrNodeExists, ...) are wrapped, so
 // errors.Is works on them too. A refusal is recipes.ErrRefused: an
 // operation the nodes' ACL refuses to the client's identity
-// (zk.ErrNoAuth), credentials the server refused (zk.ErrAuthFailed), and
+// (ErrNoAuth), credentials the server refused (ErrAuthFailed), and
 // a Connect that every server refused (see Connect).
 var (
 	// ErrInvalidArgument: bad input (path, context, servers, option value).
@@ -48,8 +48,8 @@ var (
 
 // markRefusal marks err as recipes.ErrRefused when it is the server's
 // refusal of the client's identity: the nodes' ACL does not grant it
-// (zk.ErrNoAuth), or the server refused its credentials
-// (zk.ErrAuthFailed). The same request with the same credentials meets
+// (ErrNoAuth), or the server refused its credentials
+// (ErrAuthFailed). The same request with the same credentials meets
 // the same answer, so nothing retries it (IsRetryable is false).
 func markRefusal(err error) error {
 	if errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -35,7 +34,7 @@ func ExampleConnect() {
 		fmt.Println(err)
 		return
 	}
-	node, err := client.Create(ctx, "/workers/w-", []byte("ready"), zk.FlagEphemeral|zk.FlagSequence)
+	node, err := client.Create(ctx, "/workers/w-", []byte("ready"), session.Ephemeral|session.PersistentSequential)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -83,7 +82,7 @@ func ExampleWithTLS() {
 	}
 	defer client.Close()
 
-	node, err := client.Create(ctx, "/example-tls-", []byte("sent over TLS"), zk.FlagEphemeral|zk.FlagSequence)
+	node, err := client.Create(ctx, "/example-tls-", []byte("sent over TLS"), session.Ephemeral|session.PersistentSequential)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -46,7 +45,7 @@ func TestBlackholePastSessionTimeout(t *testing.T) {
 		ctx := ctxT(t)
 		s1, err := c.Session(ctx)
 		require.NoError(t, err)
-		node, err := c.Create(ctx, "/blackhole-eph-", nil, zk.FlagEphemeral|zk.FlagSequence)
+		node, err := c.Create(ctx, "/blackhole-eph-", nil, session.Ephemeral|session.PersistentSequential)
 		require.NoError(t, err)
 
 		p.Blackhole(t)
@@ -69,7 +68,7 @@ func TestBlackholePastSessionTimeout(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEqual(t, s1.ID(), s2.ID())
 		assert.Equal(t, got[0].SessionID, s2.ID())
-		_, err = c.Create(ctx, "/blackhole-after-", nil, zk.FlagEphemeral|zk.FlagSequence)
+		_, err = c.Create(ctx, "/blackhole-after-", nil, session.Ephemeral|session.PersistentSequential)
 		require.NoError(t, err, "the new session works")
 		c.Close()
 	}
@@ -85,7 +84,7 @@ func TestEnsembleMemberKilled(t *testing.T) {
 	ctx := ctxT(t)
 	s1, err := c.Session(ctx)
 	require.NoError(t, err)
-	node, err := c.Create(ctx, "/ensemble-eph", []byte("x"), zk.FlagEphemeral)
+	node, err := c.Create(ctx, "/ensemble-eph", []byte("x"), session.Ephemeral)
 	require.NoError(t, err)
 
 	// Killing the leader drops every client connection of the ensemble.

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // FencedResource is a znode that stores data together with the highest
@@ -51,9 +49,9 @@ func (r *FencedResource) Write(ctx context.Context, token int64, data []byte) er
 	for attempt := 0; attempt < maxFenceAttempts; attempt++ {
 		seen, _, st, err := r.read(ctx)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			_, err = r.c.Create(ctx, r.path, value, zk.FlagPersistent)
-			if errors.Is(err, zk.ErrNodeExists) {
+		case errors.Is(err, ErrNoNode):
+			_, err = r.c.Create(ctx, r.path, value, Persistent)
+			if errors.Is(err, ErrNodeExists) {
 				continue // another writer created it first: compare again
 			}
 			return err
@@ -63,7 +61,7 @@ func (r *FencedResource) Write(ctx context.Context, token int64, data []byte) er
 			return fmt.Errorf("%w: %s: token %d is below %d", ErrStaleToken, r.path, token, seen)
 		}
 		_, err = r.c.Set(ctx, r.path, value, st.Version)
-		if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, ErrBadVersion) || errors.Is(err, ErrNoNode) {
 			continue // written or deleted meanwhile: compare again
 		}
 		return err
@@ -77,7 +75,7 @@ func (r *FencedResource) Read(ctx context.Context) (int64, []byte, error) {
 	return token, data, err
 }
 
-func (r *FencedResource) read(ctx context.Context) (int64, []byte, *zk.Stat, error) {
+func (r *FencedResource) read(ctx context.Context) (int64, []byte, *Stat, error) {
 	raw, st, err := r.c.Get(ctx, r.path)
 	if err != nil {
 		return 0, nil, nil, err

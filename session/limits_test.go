@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
@@ -47,9 +46,9 @@ func TestRequestSizeLimit(t *testing.T) {
 	}
 
 	path := "/limits-create"
-	_, err := c.Create(ctx, path, make([]byte, limit-createSize(path, 0)), zk.FlagEphemeral)
+	_, err := c.Create(ctx, path, make([]byte, limit-createSize(path, 0)), session.Ephemeral)
 	require.NoError(t, err, "a create at the limit")
-	_, err = c.Create(ctx, path+"2", make([]byte, limit-createSize(path+"2", 0)+1), zk.FlagEphemeral)
+	_, err = c.Create(ctx, path+"2", make([]byte, limit-createSize(path+"2", 0)+1), session.Ephemeral)
 	tooLarge(err)
 
 	_, err = c.Set(ctx, path, make([]byte, limit-setSize(path, 0)), -1)
@@ -58,9 +57,9 @@ func TestRequestSizeLimit(t *testing.T) {
 	tooLarge(err)
 
 	node := "/limits-guarded"
-	_, _, err = c.CreateWithZxid(ctx, node, make([]byte, limit-guardedCreateSize(path, node, 0)), zk.FlagEphemeral, path)
+	_, _, err = c.CreateWithZxid(ctx, node, make([]byte, limit-guardedCreateSize(path, node, 0)), session.Ephemeral, path)
 	require.NoError(t, err, "a guarded create at the limit")
-	_, _, err = c.CreateWithZxid(ctx, node+"2", make([]byte, limit-guardedCreateSize(path, node+"2", 0)+1), zk.FlagEphemeral, path)
+	_, _, err = c.CreateWithZxid(ctx, node+"2", make([]byte, limit-guardedCreateSize(path, node+"2", 0)+1), session.Ephemeral, path)
 	tooLarge(err)
 	_, err = c.Multi(ctx, session.SetOp(path, make([]byte, limit), -1))
 	tooLarge(err)
@@ -73,7 +72,7 @@ func TestRequestSizeLimit(t *testing.T) {
 
 	// A lower limit, as for servers with a smaller jute.maxbuffer.
 	small := connect(t, zktest.Shared(t), session.WithMaxRequestSize(8192))
-	_, err = small.Create(ctx, "/limits-small", make([]byte, 8192), zk.FlagEphemeral)
+	_, err = small.Create(ctx, "/limits-small", make([]byte, 8192), session.Ephemeral)
 	require.ErrorIs(t, err, session.ErrRequestTooLarge)
 	assert.Contains(t, err.Error(), "limit of 8192")
 	_, err = session.Connect(ctx, zktest.Shared(t), session.WithMaxRequestSize(100))

@@ -13,7 +13,7 @@ type Op struct {
 	kind    opKind
 	path    string
 	data    []byte
-	flags   int32
+	mode    CreateMode
 	version int32
 }
 
@@ -26,9 +26,9 @@ const (
 	opCheck
 )
 
-// CreateOp creates path with data and zk flags.
-func CreateOp(path string, data []byte, flags int32) Op {
-	return Op{kind: opCreate, path: path, data: data, flags: flags}
+// CreateOp creates path with data as a node of the given mode.
+func CreateOp(path string, data []byte, mode CreateMode) Op {
+	return Op{kind: opCreate, path: path, data: data, mode: mode}
 }
 
 // SetOp writes data to path at version (-1: any).
@@ -53,7 +53,11 @@ func (c *Client) request(o Op) (any, error) {
 	full := c.cfg.namespace.full(o.path)
 	switch o.kind {
 	case opCreate:
-		return &zk.CreateRequest{Path: full, Data: o.data, Acl: c.cfg.acl, Flags: o.flags}, nil
+		flags, err := o.mode.flags()
+		if err != nil {
+			return nil, err
+		}
+		return &zk.CreateRequest{Path: full, Data: o.data, Acl: c.cfg.acl, Flags: flags}, nil
 	case opSet:
 		return &zk.SetDataRequest{Path: full, Data: o.data, Version: o.version}, nil
 	case opDelete:
@@ -64,10 +68,20 @@ func (c *Client) request(o Op) (any, error) {
 	return nil, invalid("zero Op (build it with CreateOp, SetOp, DeleteOp or CheckOp)")
 }
 
-// Multi applies ops atomically: all or none. It is not retried (after a
-// connection loss the caller cannot know whether it was applied). On
-// failure the error wraps the first failing op's error.
-func (c *Client) Multi(ctx context.Context, ops ...Op) ([]zk.MultiResponse, error) {
+// OpResult is what one op of a successful Multi returned.
+type OpResult struct {
+	// Created is the path a CreateOp created (with its sequence number,
+	// without the namespace); "" for the other ops.
+	Created string
+	// Stat is the node's Stat after a SetOp; nil for the other ops.
+	Stat *Stat
+}
+
+// Multi applies ops atomically: all or none, and returns one result per
+// op. It is not retried (after a connection loss the caller cannot know
+// whether it was applied). On failure the error wraps the first failing
+// op's error (a *MultiError says which).
+func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 	if len(ops) == 0 {
 		return nil, invalid("Multi with no ops")
 	}
@@ -99,10 +113,17 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]zk.MultiResponse, erro
 	if err != nil {
 		return nil, fmt.Errorf("session: multi: %w", err)
 	}
-	for i := range res {
-		res[i].String = c.cfg.namespace.strip(res[i].String)
+	if len(res) != len(ops) {
+		return nil, fmt.Errorf("session: multi of %d ops answered with %d results", len(ops), len(res))
 	}
-	return res, nil
+	out := make([]OpResult, len(res))
+	for i, r := range res {
+		out[i].Stat = statOf(r.Stat)
+		if ops[i].kind == opCreate {
+			out[i].Created = c.cfg.namespace.strip(r.String)
+		}
+	}
+	return out, nil
 }
 
 // MultiError says which op of a failed Multi failed, and why.

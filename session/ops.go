@@ -10,8 +10,9 @@ import (
 )
 
 // The operations below take client paths: the namespace is applied on the
-// way in and removed from returned paths. Watch events (zk.Event.Path) carry
-// server paths. Errors wrap go-zookeeper's (errors.Is(err, zk.ErrNoNode)).
+// way in and removed from returned paths and from watch events. Errors wrap
+// ZooKeeper's (errors.Is(err, ErrNoNode)). go-zookeeper's types stop here:
+// Stat, Event, ACL and CreateMode are converted at this edge.
 
 // conn waits for the current connection.
 func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
@@ -124,12 +125,16 @@ func opError(op, path string, err error) error {
 	return fmt.Errorf("session: %s %s: %w", op, path, err)
 }
 
-// Create creates path with data and zk flags (zk.FlagEphemeral,
-// zk.FlagSequence, ...), creating missing parents as container nodes, and
-// returns the created path. It is retried under the RetryPolicy unless it is
-// sequential (a retry could create a second node).
-func (c *Client) Create(ctx context.Context, path string, data []byte, flags int32) (string, error) {
+// Create creates path with data as a node of the given mode, creating
+// missing parents as container nodes, and returns the created path. It is
+// retried under the RetryPolicy unless it is sequential (a retry could
+// create a second node).
+func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode) (string, error) {
 	if err := ValidatePath(path); err != nil {
+		return "", err
+	}
+	flags, err := mode.flags()
+	if err != nil {
 		return "", err
 	}
 	full := c.cfg.namespace.full(path)
@@ -137,7 +142,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 		return "", err
 	}
 	var created string
-	err := c.do(ctx, flags&zk.FlagSequence == 0, func(conn *zk.Conn) error {
+	err = c.do(ctx, !mode.IsSequential(), func(conn *zk.Conn) error {
 		var err error
 		for attempt := 0; attempt < maxParentAttempts; attempt++ {
 			created, err = conn.Create(full, data, flags, c.cfg.acl)
@@ -214,18 +219,18 @@ func (c *Client) makeContainer(conn *zk.Conn, full string) error {
 }
 
 // Get returns the data and Stat of path.
-func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 	data, st, _, err := c.get(ctx, path, false)
 	return data, st, err
 }
 
 // GetW is Get that also sets a watch on path. When the node does not exist
-// it returns zk.ErrNoNode and leaves no watch behind.
-func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+// it returns ErrNoNode and leaves no watch behind.
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
 	return c.get(ctx, path, true)
 }
 
-func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
@@ -241,21 +246,21 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *zk.
 	if err != nil {
 		return nil, nil, nil, opError("get", path, err)
 	}
-	return r.data, r.st, r.ev, nil
+	return r.data, statOf(r.st), c.watchOf(r.ev), nil
 }
 
 // Children returns the names of path's children (unsorted) and its Stat.
-func (c *Client) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
 	kids, st, _, err := c.children(ctx, path, false)
 	return kids, st, err
 }
 
 // ChildrenW is Children that also sets a watch on path's children.
-func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
 	return c.children(ctx, path, true)
 }
 
-func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
@@ -271,22 +276,22 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	if err != nil {
 		return nil, nil, nil, opError("children", path, err)
 	}
-	return r.kids, r.st, r.ev, nil
+	return r.kids, statOf(r.st), c.watchOf(r.ev), nil
 }
 
 // Exists reports whether path exists, with its Stat when it does.
-func (c *Client) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 	ok, st, _, err := c.exists(ctx, path, false)
 	return ok, st, err
 }
 
 // ExistsW is Exists that also leaves a watch on path, which fires when it
 // is created, deleted or changed.
-func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, <-chan Event, error) {
 	return c.exists(ctx, path, true)
 }
 
-func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *zk.Stat, <-chan zk.Event, error) {
+func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return false, nil, nil, err
 	}
@@ -302,11 +307,11 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *zk
 	if err != nil {
 		return false, nil, nil, opError("exists", path, err)
 	}
-	return r.ok, r.st, r.ev, nil
+	return r.ok, statOf(r.st), c.watchOf(r.ev), nil
 }
 
 // Set writes data to path if its version matches (-1: any version).
-func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
@@ -320,7 +325,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err != nil {
 		return nil, opError("set", path, err)
 	}
-	return st, nil
+	return statOf(st), nil
 }
 
 // Delete deletes path if its version matches (-1: any version).

@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ func defaultConfig() config {
 		sessionTimeout:    DefaultSessionTimeout,
 		connectionTimeout: DefaultConnectionTimeout,
 		retry:             ExponentialBackoff{},
-		logger:            slog.Default(),
+		logger:            quietLogger(),
 		acl:               zk.WorldACL(zk.PermAll),
 		policy:            SuspendedIsLost,
 		maxRequest:        DefaultMaxRequestSize,
@@ -115,30 +114,37 @@ func WithRetryPolicy(p RetryPolicy) Option {
 	}
 }
 
-// WithLogger sets the logger (default slog.Default()). State changes are
-// logged at Info (Warn for Suspended and Lost); the ZooKeeper client's own
-// messages at Debug.
+// WithLogger sets the logger. By default the client logs nothing: a
+// library should not write to its user's logs unasked. Given l, state
+// changes are logged at Info (Warn for Suspended and Lost), a sick member
+// and a dropped connection at Warn, failures to connect or authenticate at
+// Error, the ZooKeeper client's own messages at Debug. WithLogger(slog.Default()) sends them
+// to the process's default logger; a nil l logs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
-			l = slog.New(slog.NewTextHandler(io.Discard, nil))
+			l = quietLogger()
 		}
 		c.logger = l
 		return nil
 	}
 }
 
+// quietLogger is the default logger: it discards everything, and says so
+// to Enabled, so that no message is even built.
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 // WithACL sets the ACL of every node the client creates (default
-// zk.WorldACL(zk.PermAll): anyone may do anything). That is every node of
+// WorldACL(PermAll): anyone may do anything). That is every node of
 // every recipe made on the client: lock, lease and leader nodes, the lock
 // paths and the other parents it creates as containers (a semaphore's
 // leases and locks, the parents of a lock path), a SharedCount's node,
 // and the namespace node (WithNamespace). A node that exists already keeps
 // the ACL it has.
 //
-// zk.AuthACL(zk.PermAll) gives each node to its creator's identity alone
+// AuthACL(PermAll) gives each node to its creator's identity alone
 // (ZooKeeper's CREATOR_ALL_ACL; on the server it becomes
-// zk.DigestACL(zk.PermAll, user, password)). It needs WithDigestAuth:
+// DigestACL(PermAll, user, password)). It needs WithDigestAuth:
 // without credentials ZooKeeper refuses every create with InvalidACL, so
 // Connect refuses it with ErrInvalidArgument. Connect refuses as well an
 // ACL that grants the client's own identities (anyone, its creator
@@ -147,7 +153,7 @@ func WithLogger(l *slog.Logger) Option {
 // say. An ACL naming identities it cannot judge (ip, x509, sasl) is left
 // to the server. Under it, a client without
 // the credentials can neither see nor join the queues (its creates fail
-// at once with zk.ErrNoAuth, and so does its Acquire, without a retry),
+// at once with ErrNoAuth, and so does its Acquire, without a retry),
 // nor delete a holder's node. ZooKeeper checks a delete against the ACL of
 // the node's parent: a lock node is protected by its lock path's ACL, and
 // the lock path by the node above it. Let the client create the lock
@@ -159,12 +165,13 @@ func WithLogger(l *slog.Logger) Option {
 // user (CuratorFrameworkFactory.builder().authorization("digest",
 // "user:password".getBytes())) and, for their nodes to get the same ACL,
 // use an ACLProvider that returns ZooDefs.Ids.CREATOR_ALL_ACL.
-func WithACL(acl []zk.ACL) Option {
+func WithACL(acl []ACL) Option {
 	return func(c *config) error {
-		if len(acl) == 0 {
-			return invalid("empty ACL")
+		wire, err := wireACL(acl)
+		if err != nil {
+			return fmt.Errorf("WithACL: %w", err)
 		}
-		c.acl = acl
+		c.acl = wire
 		return nil
 	}
 }
@@ -173,7 +180,7 @@ func WithACL(acl []zk.ACL) Option {
 // scheme as user:password (go-zookeeper sends the credentials again on
 // each reconnection); it may be given more than once. It only gives the
 // client an identity: the nodes it creates are open to all unless WithACL
-// says otherwise, e.g. WithACL(zk.AuthACL(zk.PermAll)) (creator only, see
+// says otherwise, e.g. WithACL(AuthACL(PermAll)) (creator only, see
 // WithACL). Every client, Go or Curator, that shares a lock made so needs
 // the same credentials.
 func WithDigestAuth(user, password string) Option {
@@ -186,19 +193,13 @@ func WithDigestAuth(user, password string) Option {
 	}
 }
 
-// ownPerms are the permissions the recipes need of the client's own
-// identity on the nodes it creates: list and read a queue (read), join it
-// (create), leave it and clean up (delete). Write (a SharedCount, a
-// revocation request) is needed by some recipes only.
-const ownPerms = zk.PermRead | zk.PermCreate | zk.PermDelete
-
 // checkACL refuses, once every Option is applied (in any order), an ACL
 // under which the client could not use its own nodes: one ZooKeeper would
 // refuse at the first create with InvalidACL (the auth scheme grants the
 // creator's identities, and without credentials the client has none), and
 // one that grants the client's identities (anyone, its creator identity,
 // the digest of one of its credentials) less than ownPerms, under which
-// Acquire fails with zk.ErrNoAuth or, worse, a release cannot delete its
+// Acquire fails with ErrNoAuth or, worse, a release cannot delete its
 // node and the lock waits for the session's end. An ACL with a scheme the
 // client cannot judge (ip, x509, sasl) is left to the server.
 func (c *config) checkACL() error {
@@ -237,20 +238,6 @@ func (c *config) ownDigest(id string) bool {
 		}
 	}
 	return false
-}
-
-// permString writes perms as ZooKeeper's CLI does: "cdrwa", in that order.
-func permString(perms int32) string {
-	var b strings.Builder
-	for _, p := range []struct {
-		bit  int32
-		name byte
-	}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}} {
-		if perms&p.bit != 0 {
-			b.WriteByte(p.name)
-		}
-	}
-	return b.String()
 }
 
 // WithErrorPolicy chooses when a session value stops being trusted (default

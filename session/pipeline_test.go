@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -57,7 +56,7 @@ func TestCreateAndListPipelines(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		node, _, kids, err := c.CreateAndList(context.Background(), parent+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, parent)
+		node, _, kids, err := c.CreateAndList(context.Background(), parent+"/n-", nil, session.Ephemeral|session.PersistentSequential, parent)
 		done <- result{node, kids, err}
 	}()
 	var lop string

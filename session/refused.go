@@ -4,8 +4,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // refusals are the connection attempts refused since the last connection

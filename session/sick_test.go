@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -78,7 +77,7 @@ func TestServerRestartKeepsSession(t *testing.T) {
 	ctx := ctxT(t)
 	s1, err := c.Session(ctx)
 	require.NoError(t, err)
-	node, err := c.Create(ctx, "/restart-eph", nil, zk.FlagEphemeral)
+	node, err := c.Create(ctx, "/restart-eph", nil, session.Ephemeral)
 	require.NoError(t, err)
 
 	member := z.Members()[0]

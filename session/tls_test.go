@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -59,7 +58,7 @@ func connectFails(t *testing.T, servers []string, opts ...session.Option) (*trac
 func useSession(t *testing.T, c *session.Client) {
 	t.Helper()
 	ctx := ctxT(t)
-	node, err := c.Create(ctx, "/tls-", []byte("over TLS"), zk.FlagEphemeral|zk.FlagSequence)
+	node, err := c.Create(ctx, "/tls-", []byte("over TLS"), session.Ephemeral|session.PersistentSequential)
 	require.NoError(t, err)
 	data, _, err := c.Get(ctx, node)
 	require.NoError(t, err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -34,7 +33,7 @@ func TestCreateWithZxid(t *testing.T) {
 						guards = []string{dir} // exists since the first create
 					}
 					node, zxid, err := c.CreateWithZxid(ctx, fmt.Sprintf("%s/_c_%d-lock-", dir, k), nil,
-						zk.FlagEphemeral|zk.FlagSequence, guards...)
+						session.Ephemeral|session.PersistentSequential, guards...)
 					if !assert.NoError(t, err) {
 						return
 					}
@@ -61,7 +60,7 @@ func TestCreateWithZxid(t *testing.T) {
 	for range 8 {
 		same.Go(func() {
 			for range 10 {
-				node, zxid, err := c.CreateWithZxid(ctx, base+"/same/item-", nil, zk.FlagEphemeral|zk.FlagSequence)
+				node, zxid, err := c.CreateWithZxid(ctx, base+"/same/item-", nil, session.Ephemeral|session.PersistentSequential)
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -75,7 +74,7 @@ func TestCreateWithZxid(t *testing.T) {
 	same.Wait()
 
 	// A node right under the root: no parent is written any more.
-	node, zxid, err := c.CreateWithZxid(ctx, base+"-root", []byte("x"), zk.FlagEphemeral)
+	node, zxid, err := c.CreateWithZxid(ctx, base+"-root", []byte("x"), session.Ephemeral)
 	require.NoError(t, err)
 	_, st, err := c.Get(ctx, node)
 	require.NoError(t, err)
@@ -91,7 +90,7 @@ func TestCreateWithZxidPastTheLookahead(t *testing.T) {
 	c := connect(t, servers)
 	dir := fmt.Sprintf("/zxid-long-%d", time.Now().UnixNano())
 	long := dir + "/" + strings.Repeat("n", 5000) + "-"
-	node, zxid, err := c.CreateWithZxid(ctx, long, nil, zk.FlagEphemeral|zk.FlagSequence)
+	node, zxid, err := c.CreateWithZxid(ctx, long, nil, session.Ephemeral|session.PersistentSequential)
 	require.NoError(t, err)
 	_, st, err := c.Get(ctx, node)
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -61,7 +60,7 @@ func ExampleLease_GuardedMulti() {
 	}
 	defer client.Close()
 	const balance = "/example-ledger/balance"
-	if _, err := client.Create(ctx, balance, []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := client.Create(ctx, balance, []byte("0"), 0); err != nil && !errors.Is(err, session.ErrNodeExists) {
 		fmt.Println(err)
 		return
 	}

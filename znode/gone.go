@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -48,7 +47,7 @@ type Gone struct {
 // when ctx ends (the error is ctx.Err() and its cause), when c is closed
 // (session.ErrClosed), for a Participant with no Path
 // (recipes.ErrInvalidArgument) or when the server refuses the read
-// (zk.ErrNoAuth, for one).
+// (session.ErrNoAuth, for one).
 func (p Participant) WaitGone(ctx context.Context, c *session.Client) (Gone, error) {
 	switch {
 	case c == nil:
@@ -63,12 +62,12 @@ func (p Participant) WaitGone(ctx context.Context, c *session.Client) (Gone, err
 	for {
 		_, st, ev, err := c.GetW(ctx, p.Path)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, session.ErrNoNode):
 			return Gone{}, nil
 		case ctx.Err() != nil:
 			return Gone{}, ctxEnded(ctx, p.Path)
 		case err != nil && (session.IsRetryable(err) || errors.Is(err, session.ErrRetriesExhausted) ||
-			errors.Is(err, zk.ErrSessionExpired)):
+			errors.Is(err, session.ErrSessionExpired)):
 			// The connection is down, for longer than the retry policy
 			// allows, or the session just expired (go-zookeeper fails
 			// the requests in flight when it learns that; c makes a new
@@ -89,11 +88,11 @@ func (p Participant) WaitGone(ctx context.Context, c *session.Client) (Gone, err
 		czxid = st.Czxid
 		select {
 		case e := <-ev:
-			if e.Type == zk.EventNodeDeleted {
+			if e.Type == session.EventNodeDeleted {
 				return Gone{}, nil
 			}
 			// Its data changed, or the watch was lost with the session
-			// (zk.EventNotWatching): read it again.
+			// (session.EventNotWatching): read it again.
 		case <-ctx.Done():
 			return Gone{}, ctxEnded(ctx, p.Path)
 		}

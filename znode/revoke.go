@@ -19,7 +19,7 @@ const RevokeMessage = "__REVOKE__"
 // name (a Participant's Name), or any other path that is not a node's, is
 // an error that is recipes.ErrInvalidArgument, before anything is sent. Go
 // and Curator holders that made their lock revocable learn it; others
-// ignore it. The error wraps zk.ErrNoNode when the node is gone.
+// ignore it. The error wraps session.ErrNoNode when the node is gone.
 func Revoke(ctx context.Context, c *session.Client, path string) error {
 	switch {
 	case c == nil:

@@ -21,7 +21,6 @@ package znode
 import (
 	"context"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -42,7 +41,7 @@ type Lease interface {
 	// (the exclusive lock) cannot guard this way: its node's existence does
 	// not prove it is still ours; it returns recipes.ErrInvalidArgument,
 	// and such writes are fenced with the token (session.FencedResource).
-	GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
+	GuardedMulti(ctx context.Context, ops ...session.Op) ([]session.OpResult, error)
 	// Revoked fires when someone asks the holder to release the lock
 	// (Revoke: Curator's revocation), if the lock was made revocable (the
 	// mutex's and the read/write lock's WithRevocable); it is nil, and never

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -84,9 +83,9 @@ func TestLsUnknownNodes(t *testing.T) {
 	holder := holdLock(t, srv, path, "--data", "the-holder")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	seqNode, err := c.Create(ctx, path+"/other-", []byte("seq"), zk.FlagEphemeral|zk.FlagSequence)
+	seqNode, err := c.Create(ctx, path+"/other-", []byte("seq"), session.Ephemeral|session.PersistentSequential)
 	require.NoError(t, err)
-	_, err = c.Create(ctx, path+"/zz-plain", []byte("plain"), zk.FlagEphemeral)
+	_, err = c.Create(ctx, path+"/zz-plain", []byte("plain"), session.Ephemeral)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/rwlock"
@@ -22,7 +21,7 @@ func children(t *testing.T, c *session.Client, path string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	names, _, err := c.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil
 	}
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/exclusive"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/mutex"
@@ -74,7 +73,7 @@ func isReadWrite(name string) bool {
 // exist lists nothing.
 func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
 	names, _, err := c.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -87,7 +86,7 @@ func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry,
 	add := func(name, role, kind string) error {
 		data, st, err := c.Get(ctx, session.JoinPath(path, name))
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, session.ErrNoNode):
 			return nil // gone meanwhile
 		case err != nil:
 			return err

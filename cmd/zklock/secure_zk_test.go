@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -66,8 +65,8 @@ func TestZKDigestACL(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, nodes, 1)
 		_, _, err = anon.Children(ctx, path)
-		assert.ErrorIs(t, err, zk.ErrNoAuth, "listed without the credentials")
-		assert.ErrorIs(t, anon.Delete(ctx, path+"/"+nodes[0], -1), zk.ErrNoAuth, "deleted without the credentials")
+		assert.ErrorIs(t, err, session.ErrNoAuth, "listed without the credentials")
+		assert.ErrorIs(t, anon.Delete(ctx, path+"/"+nodes[0], -1), session.ErrNoAuth, "deleted without the credentials")
 
 		for name, args := range map[string][]string{
 			"wrong password": {"--auth-file", wrong},
@@ -101,7 +100,7 @@ func TestZKDigestACL(t *testing.T) {
 		nodes, _, err := anon.Children(ctx, path)
 		require.NoError(t, err, "--acl read: anyone may list")
 		require.Len(t, nodes, 1)
-		assert.ErrorIs(t, anon.Delete(ctx, path+"/"+nodes[0], -1), zk.ErrNoAuth, "deleted without the credentials")
+		assert.ErrorIs(t, anon.Delete(ctx, path+"/"+nodes[0], -1), session.ErrNoAuth, "deleted without the credentials")
 		code, p := runZklock(t, "--servers", srv, "ls", path)
 		assert.Equal(t, exitOK, code, "stderr: %s", p.stderr)
 		assert.Contains(t, p.stdout.String(), "\tholder\t")

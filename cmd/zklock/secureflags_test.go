@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/go-zookeeper/zk"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes/refusal"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestReadAuthFile(t *testing.T) {
@@ -63,9 +63,9 @@ func TestValidateACL(t *testing.T) {
 		require.NoError(t, err, "%+v", tc)
 		assert.Equal(t, tc.want, mode, "%+v", tc)
 	}
-	assert.Equal(t, zk.AuthACL(zk.PermAll), aclFor(aclCreator))
-	assert.Equal(t, zk.WorldACL(zk.PermAll), aclFor(aclOpen))
-	assert.Equal(t, []zk.ACL{{Perms: zk.PermAll, Scheme: "auth"}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}, aclFor(aclRead))
+	assert.Equal(t, session.AuthACL(session.PermAll), aclFor(aclCreator))
+	assert.Equal(t, session.WorldACL(session.PermAll), aclFor(aclOpen))
+	assert.Equal(t, []session.ACL{{Perms: session.PermAll, Scheme: "auth"}, {Perms: session.PermRead, Scheme: "world", ID: "anyone"}}, aclFor(aclRead))
 }
 
 func TestParseRedisServers(t *testing.T) {
@@ -184,7 +184,7 @@ func TestWhatRefused(t *testing.T) {
 		{x509.CertificateInvalidError{Reason: x509.Expired}, refusedInvalid},
 		{&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, refusedByPeer},
 		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake", Conn: &net.TCPConn{}}, refusedNotTLS},
-		{refusal.As(zk.ErrNoAuth, refusal.Auth), refusedAuth}, // as the session marks it
+		{refusal.As(session.ErrNoAuth, refusal.Auth), refusedAuth}, // as the session marks it
 		{&pgconn.PgError{Code: "28P01"}, refusedAuth},
 		{&pgconn.PgError{Code: "28000"}, refusedAuth},
 		{&pgconn.PgError{Code: "42501"}, refusedPermission},
@@ -209,7 +209,7 @@ func TestWhatRefused(t *testing.T) {
 		&pgconn.PgError{Code: "42P01"},
 		&mysql.MySQLError{Number: 1146, SQLState: [5]byte{'4', '2', 'S', '0', '2'}},
 		redisError("ERR unknown command"),
-		zk.ErrNoNode,
+		session.ErrNoNode,
 	} {
 		_, _, ok := whatRefused(wrap(err))
 		assert.False(t, ok, "%v", err)

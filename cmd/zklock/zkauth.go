@@ -7,13 +7,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // The values of --acl.
 const (
-	aclCreator = "creator" // zk.AuthACL(PermAll): the authenticated identity alone
-	aclOpen    = "open"    // zk.WorldACL(PermAll): anyone
+	aclCreator = "creator" // session.AuthACL(session.PermAll): the authenticated identity alone
+	aclOpen    = "open"    // session.WorldACL(session.PermAll): anyone
 	aclRead    = "read"    // the identity may do anything, anyone may read (ls, watch)
 )
 
@@ -71,14 +71,14 @@ func readAuthFile(file string) ([]digestCred, error) {
 
 // aclFor is the ACL of the nodes zklock creates for --acl mode (already
 // checked).
-func aclFor(mode string) []zk.ACL {
+func aclFor(mode string) []session.ACL {
 	switch mode {
 	case aclCreator:
-		return zk.AuthACL(zk.PermAll)
+		return session.AuthACL(session.PermAll)
 	case aclRead:
-		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+		return append(session.AuthACL(session.PermAll), session.WorldACL(session.PermRead)...)
 	default:
-		return zk.WorldACL(zk.PermAll)
+		return session.WorldACL(session.PermAll)
 	}
 }
 

@@ -16,8 +16,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
-	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
 // Dialect selects the SQL a Client speaks.

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // acquireState is what one Acquire carries from one attempt (one session
@@ -43,11 +43,11 @@ type queued struct {
 // watched is a watch set on a node of the queue, not fired yet.
 type watched struct {
 	name string
-	ch   <-chan zk.Event
+	ch   <-chan session.Event
 }
 
 // watchOf returns the watch on node name, if one is outstanding.
-func (q *queued) watchOf(name string) (<-chan zk.Event, bool) {
+func (q *queued) watchOf(name string) (<-chan session.Event, bool) {
 	for _, w := range q.watches {
 		if w.name == name {
 			return w.ch, true
@@ -57,7 +57,7 @@ func (q *queued) watchOf(name string) (<-chan zk.Event, bool) {
 }
 
 // remember records a watch set on node name.
-func (q *queued) remember(name string, ch <-chan zk.Event) {
+func (q *queued) remember(name string, ch <-chan session.Event) {
 	if q.watches == nil {
 		q.watches = q.buf[:0] // q stays where it is (acquireState.slot)
 	}

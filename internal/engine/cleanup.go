@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -33,7 +32,7 @@ const (
 // was created for, kept for the log.
 func deleteNode(ctx context.Context, c Conn, path string, sessID int64) error {
 	err := c.Delete(ctx, path, -1)
-	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, session.ErrClosed) {
+	if err == nil || errors.Is(err, session.ErrNoNode) || errors.Is(err, session.ErrClosed) {
 		return nil
 	}
 	return fmt.Errorf("session 0x%x: %w", sessID, err)
@@ -44,7 +43,7 @@ func deleteNode(ctx context.Context, c Conn, path string, sessID int64) error {
 // its reply was lost.
 func deleteProtected(ctx context.Context, c Conn, parent, prefix string, sessID int64) error {
 	names, err := c.Children(ctx, parent)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil
 	}
 	if err != nil {

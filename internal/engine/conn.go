@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -28,7 +27,7 @@ type Session interface {
 
 // Conn is the ZooKeeper operations the engine uses. Paths are the client's
 // (the namespace is applied below). Errors wrap go-zookeeper's
-// (errors.Is(err, zk.ErrNoNode)); a retryable one (session.IsRetryable)
+// (errors.Is(err, session.ErrNoNode)); a retryable one (session.IsRetryable)
 // means the request may or may not have been applied.
 type Conn interface {
 	// Session waits for a trusted session.
@@ -39,21 +38,21 @@ type Conn interface {
 	// CreateWithZxid creates path and returns the created path and its
 	// czxid; guards are paths that must exist for the create to happen
 	// (session.ErrGuardFailed otherwise). Never retried.
-	CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error)
+	CreateWithZxid(ctx context.Context, path string, data []byte, mode session.CreateMode, guards ...string) (string, int64, error)
 	// CreateAndList is CreateWithZxid (no guards) with a listing of parent
 	// pipelined right behind it: one round trip, and the listing holds the
 	// new node. children is nil when no listing could be had.
-	CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (created string, czxid int64, children []string, err error)
+	CreateAndList(ctx context.Context, path string, data []byte, mode session.CreateMode, parent string) (created string, czxid int64, children []string, err error)
 	Children(ctx context.Context, path string) ([]string, error)
 	// ChildrenW also leaves a watch on path's children.
-	ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error)
-	Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
+	ChildrenW(ctx context.Context, path string) ([]string, <-chan session.Event, error)
+	Get(ctx context.Context, path string) ([]byte, *session.Stat, error)
 	// GetW also leaves a watch on path; when path does not exist it
-	// returns zk.ErrNoNode and leaves no watch behind.
-	GetW(ctx context.Context, path string) ([]byte, <-chan zk.Event, error)
+	// returns session.ErrNoNode and leaves no watch behind.
+	GetW(ctx context.Context, path string) ([]byte, <-chan session.Event, error)
 	Delete(ctx context.Context, path string, version int32) error
 	// Multi applies ops atomically: all or none.
-	Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error)
+	Multi(ctx context.Context, ops ...session.Op) ([]session.OpResult, error)
 	Logger() *slog.Logger
 	// Trace is the client's trace (session.WithTrace), nil when none.
 	Trace() *recipes.Trace
@@ -77,12 +76,12 @@ func (a clientConn) SessionMayLive(id int64) bool {
 	return cur != nil && cur.ID() == id && st != session.Lost && st != session.Closed
 }
 
-func (a clientConn) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
-	return a.c.CreateWithZxid(ctx, path, data, flags, guards...)
+func (a clientConn) CreateWithZxid(ctx context.Context, path string, data []byte, mode session.CreateMode, guards ...string) (string, int64, error) {
+	return a.c.CreateWithZxid(ctx, path, data, mode, guards...)
 }
 
-func (a clientConn) CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (string, int64, []string, error) {
-	return a.c.CreateAndList(ctx, path, data, flags, parent)
+func (a clientConn) CreateAndList(ctx context.Context, path string, data []byte, mode session.CreateMode, parent string) (string, int64, []string, error) {
+	return a.c.CreateAndList(ctx, path, data, mode, parent)
 }
 
 func (a clientConn) Children(ctx context.Context, path string) ([]string, error) {
@@ -90,16 +89,16 @@ func (a clientConn) Children(ctx context.Context, path string) ([]string, error)
 	return kids, err
 }
 
-func (a clientConn) ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+func (a clientConn) ChildrenW(ctx context.Context, path string) ([]string, <-chan session.Event, error) {
 	kids, _, ev, err := a.c.ChildrenW(ctx, path)
 	return kids, ev, err
 }
 
-func (a clientConn) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+func (a clientConn) Get(ctx context.Context, path string) ([]byte, *session.Stat, error) {
 	return a.c.Get(ctx, path)
 }
 
-func (a clientConn) GetW(ctx context.Context, path string) ([]byte, <-chan zk.Event, error) {
+func (a clientConn) GetW(ctx context.Context, path string) ([]byte, <-chan session.Event, error) {
 	data, _, ev, err := a.c.GetW(ctx, path)
 	return data, ev, err
 }
@@ -108,7 +107,7 @@ func (a clientConn) Delete(ctx context.Context, path string, version int32) erro
 	return a.c.Delete(ctx, path, version)
 }
 
-func (a clientConn) Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {
+func (a clientConn) Multi(ctx context.Context, ops ...session.Op) ([]session.OpResult, error) {
 	return a.c.Multi(ctx, ops...)
 }
 

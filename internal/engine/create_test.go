@@ -5,10 +5,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // The create of a queue node whose reply is lost (retryCreate,
@@ -63,7 +63,7 @@ func TestQueueCreateLostReplyForeignNode(t *testing.T) {
 		}
 		// Our create is lost; a node of the same name appears in another
 		// session.
-		node, _, err := other.CreateWithZxid(context.Background(), path, nil, zk.FlagEphemeral|zk.FlagSequence)
+		node, _, err := other.CreateWithZxid(context.Background(), path, nil, session.Ephemeral|session.PersistentSequential)
 		mu.Lock()
 		foreign = node
 		mu.Unlock()
@@ -281,7 +281,7 @@ func TestQueueStrayOfOurOwnIsDropped(t *testing.T) {
 			first = path
 			return lostRequest
 		case 2: // the lost create lands now, ahead of this one
-			f.srv.Put(first, f.conn.SessionID(), zk.FlagEphemeral|zk.FlagSequence)
+			f.srv.Put(first, f.conn.SessionID(), session.Ephemeral|session.PersistentSequential)
 		}
 		return fakeFault{}
 	}))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -16,7 +15,7 @@ import (
 func TestFakeTreeAndWatches(t *testing.T) {
 	f := newFixture(t)
 	c, ctx := f.conn, f.ctx
-	seq := int32(zk.FlagEphemeral | zk.FlagSequence)
+	seq := session.EphemeralSequential
 
 	// Parents are made as containers; the sequence is the parent's cversion.
 	a, czA, err := c.CreateWithZxid(ctx, "/p/q/n-", []byte("a"), seq)
@@ -32,11 +31,11 @@ func TestFakeTreeAndWatches(t *testing.T) {
 	assert.Equal(t, "/p/q/n-0000000002", b, "a delete bumps the cversion too")
 	assert.Greater(t, czB, czA)
 	_, _, err = c.CreateWithZxid(ctx, b+"/child", nil, 0)
-	assert.ErrorIs(t, err, zk.ErrNoChildrenForEphemerals)
+	assert.ErrorIs(t, err, session.ErrNoChildrenForEphemerals)
 
 	// GetW on a missing node: NoNode and no watch left behind.
 	_, _, err = c.GetW(ctx, "/p/q/missing")
-	assert.ErrorIs(t, err, zk.ErrNoNode)
+	assert.ErrorIs(t, err, session.ErrNoNode)
 	assert.Zero(t, f.srv.Watches("/p/q/missing"))
 
 	// Watches fire once, then their channel is closed.
@@ -45,8 +44,8 @@ func TestFakeTreeAndWatches(t *testing.T) {
 	_, kidsW, err := c.ChildrenW(ctx, "/p/q")
 	require.NoError(t, err)
 	require.NoError(t, f.srv.Remove(b))
-	assert.Equal(t, zk.Event{Type: zk.EventNodeDeleted, State: zk.StateHasSession, Path: b}, <-data)
-	assert.Equal(t, zk.EventNodeChildrenChanged, (<-kidsW).Type)
+	assert.Equal(t, session.Event{Type: session.EventNodeDeleted, Path: b}, <-data)
+	assert.Equal(t, session.EventNodeChildrenChanged, (<-kidsW).Type)
 	_, open := <-data
 	assert.False(t, open)
 	assert.Zero(t, f.srv.Watches(b))
@@ -63,7 +62,7 @@ func TestFakeMulti(t *testing.T) {
 	guard := f.srv.Put("/g", 0, 0)
 	res, err := c.Multi(ctx, session.CheckOp(guard, -1), session.CreateOp("/x", []byte("1"), 0), session.SetOp("/x", []byte("2"), 0))
 	require.NoError(t, err)
-	assert.Equal(t, "/x", res[1].String)
+	assert.Equal(t, "/x", res[1].Created)
 	assert.Equal(t, int32(1), res[2].Stat.Version)
 
 	// All or nothing: the failing check undoes the delete before it.
@@ -71,7 +70,7 @@ func TestFakeMulti(t *testing.T) {
 	var me *session.MultiError
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, 1, me.Index)
-	assert.ErrorIs(t, err, zk.ErrNoNode)
+	assert.ErrorIs(t, err, session.ErrNoNode)
 	assert.True(t, f.srv.Exists("/x"))
 
 	// Guarded creates fail with ErrGuardFailed once the guard is gone.
@@ -86,7 +85,7 @@ func TestFakeSessionsAndFaults(t *testing.T) {
 	c, ctx := f.conn, f.ctx
 	s1, err := c.Session(ctx)
 	require.NoError(t, err)
-	node, _, err := c.CreateWithZxid(ctx, "/e", nil, zk.FlagEphemeral)
+	node, _, err := c.CreateWithZxid(ctx, "/e", nil, session.Ephemeral)
 	require.NoError(t, err)
 
 	// A disconnection ends the value; requests fail, retryably, until the
@@ -109,7 +108,7 @@ func TestFakeSessionsAndFaults(t *testing.T) {
 	c.Expire()
 	assert.ErrorIs(t, s2.Err(), session.ErrSessionLost)
 	assert.False(t, f.srv.Exists(node))
-	assert.Equal(t, zk.EventNodeDeleted, (<-dw).Type)
+	assert.Equal(t, session.EventNodeDeleted, (<-dw).Type)
 	assert.False(t, c.SessionMayLive(s1.ID()))
 	assert.NotEqual(t, s1.ID(), c.SessionID())
 

@@ -29,7 +29,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -46,7 +45,7 @@ type fakeServer struct {
 
 type fakeNode struct {
 	data      []byte
-	stat      zk.Stat
+	stat      session.Stat
 	container bool // made by CreateWithZxid as a missing parent
 }
 
@@ -64,12 +63,12 @@ type fakeWatchKey struct {
 
 type fakeWatch struct {
 	conn *fakeConn // the client that set it
-	ch   chan zk.Event
+	ch   chan session.Event
 }
 
 type fakeFire struct {
 	key fakeWatchKey
-	typ zk.EventType
+	typ session.EventType
 }
 
 func newFakeServer() *fakeServer {
@@ -92,7 +91,7 @@ func (s *fakeServer) Children(path string) []string {
 }
 
 // Stat returns path's Stat, and false when there is no such node.
-func (s *fakeServer) Stat(path string) (zk.Stat, bool) {
+func (s *fakeServer) Stat(path string) (session.Stat, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, ok := s.nodes[path]
@@ -105,11 +104,11 @@ func (s *fakeServer) Exists(path string) bool { _, ok := s.Stat(path); return ok
 
 // Put creates path (parents as containers) as session owner would (0: a
 // persistent node) and returns the created path.
-func (s *fakeServer) Put(path string, owner int64, flags int32) string {
+func (s *fakeServer) Put(path string, owner int64, mode session.CreateMode) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.makeParentsLocked(path)
-	p, _, err := s.createLocked(owner, path, nil, flags)
+	p, _, err := s.createLocked(owner, path, nil, mode)
 	if err != nil {
 		panic(fmt.Sprintf("fake: Put %s: %v", path, err))
 	}
@@ -170,32 +169,32 @@ func (s *fakeServer) childrenLocked(path string) []string {
 	return out
 }
 
-func (s *fakeServer) createLocked(owner int64, path string, data []byte, flags int32) (string, int64, error) {
+func (s *fakeServer) createLocked(owner int64, path string, data []byte, mode session.CreateMode) (string, int64, error) {
 	parentPath := session.ParentPath(path)
 	parent, ok := s.nodes[parentPath]
 	switch {
 	case !ok:
-		return "", 0, zk.ErrNoNode
+		return "", 0, session.ErrNoNode
 	case parent.stat.EphemeralOwner != 0:
-		return "", 0, zk.ErrNoChildrenForEphemerals
+		return "", 0, session.ErrNoChildrenForEphemerals
 	}
-	if flags&zk.FlagSequence != 0 {
+	if mode.IsSequential() {
 		path = fmt.Sprintf("%s%0*d", path, znode.SeqDigits, parent.stat.Cversion)
 	}
 	if _, ok := s.nodes[path]; ok {
-		return "", 0, zk.ErrNodeExists
+		return "", 0, session.ErrNodeExists
 	}
 	s.zxid++
-	n := fakeNode{data: slices.Clone(data), stat: zk.Stat{Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid,
+	n := fakeNode{data: slices.Clone(data), stat: session.Stat{Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid,
 		DataLength: int32(len(data))}}
-	if flags&zk.FlagEphemeral != 0 {
+	if mode.IsEphemeral() {
 		n.stat.EphemeralOwner = owner
 	}
 	s.nodes[path] = n
 	parent.stat.Cversion++
 	parent.stat.Pzxid = s.zxid
 	s.nodes[parentPath] = parent
-	s.pending = append(s.pending, fakeFire{fakeWatchKey{parentPath, fakeChildWatch}, zk.EventNodeChildrenChanged})
+	s.pending = append(s.pending, fakeFire{fakeWatchKey{parentPath, fakeChildWatch}, session.EventNodeChildrenChanged})
 	return path, n.stat.Czxid, nil
 }
 
@@ -217,11 +216,11 @@ func (s *fakeServer) deleteLocked(path string, version int32) error {
 	n, ok := s.nodes[path]
 	switch {
 	case !ok || path == "/":
-		return zk.ErrNoNode
+		return session.ErrNoNode
 	case version != -1 && version != n.stat.Version:
-		return zk.ErrBadVersion
+		return session.ErrBadVersion
 	case len(s.childrenLocked(path)) > 0:
-		return zk.ErrNotEmpty
+		return session.ErrNotEmpty
 	}
 	delete(s.nodes, path)
 	s.zxid++
@@ -231,24 +230,24 @@ func (s *fakeServer) deleteLocked(path string, version int32) error {
 	parent.stat.Pzxid = s.zxid
 	s.nodes[parentPath] = parent
 	s.pending = append(s.pending,
-		fakeFire{fakeWatchKey{path, fakeDataWatch}, zk.EventNodeDeleted},
-		fakeFire{fakeWatchKey{path, fakeChildWatch}, zk.EventNodeDeleted},
-		fakeFire{fakeWatchKey{parentPath, fakeChildWatch}, zk.EventNodeChildrenChanged})
+		fakeFire{fakeWatchKey{path, fakeDataWatch}, session.EventNodeDeleted},
+		fakeFire{fakeWatchKey{path, fakeChildWatch}, session.EventNodeDeleted},
+		fakeFire{fakeWatchKey{parentPath, fakeChildWatch}, session.EventNodeChildrenChanged})
 	return nil
 }
 
-func (s *fakeServer) setLocked(path string, data []byte, version int32) (zk.Stat, error) {
+func (s *fakeServer) setLocked(path string, data []byte, version int32) (session.Stat, error) {
 	n, ok := s.nodes[path]
 	switch {
 	case !ok:
-		return zk.Stat{}, zk.ErrNoNode
+		return session.Stat{}, session.ErrNoNode
 	case version != -1 && version != n.stat.Version:
-		return zk.Stat{}, zk.ErrBadVersion
+		return session.Stat{}, session.ErrBadVersion
 	}
 	s.zxid++
 	n.data, n.stat.Version, n.stat.Mzxid, n.stat.DataLength = slices.Clone(data), n.stat.Version+1, s.zxid, int32(len(data))
 	s.nodes[path] = n
-	s.pending = append(s.pending, fakeFire{fakeWatchKey{path, fakeDataWatch}, zk.EventNodeDataChanged})
+	s.pending = append(s.pending, fakeFire{fakeWatchKey{path, fakeDataWatch}, session.EventNodeDataChanged})
 	return n.stat, nil
 }
 
@@ -256,16 +255,16 @@ func (s *fakeServer) checkLocked(path string, version int32) error {
 	n, ok := s.nodes[path]
 	switch {
 	case !ok:
-		return zk.ErrNoNode
+		return session.ErrNoNode
 	case version != -1 && version != n.stat.Version:
-		return zk.ErrBadVersion
+		return session.ErrBadVersion
 	}
 	return nil
 }
 
 // watchLocked leaves a one-shot watch of conn on key.
-func (s *fakeServer) watchLocked(conn *fakeConn, key fakeWatchKey) <-chan zk.Event {
-	ch := make(chan zk.Event, 1)
+func (s *fakeServer) watchLocked(conn *fakeConn, key fakeWatchKey) <-chan session.Event {
+	ch := make(chan session.Event, 1)
 	s.watches[key] = append(s.watches[key], fakeWatch{conn, ch})
 	return ch
 }
@@ -274,7 +273,7 @@ func (s *fakeServer) watchLocked(conn *fakeConn, key fakeWatchKey) <-chan zk.Eve
 func (s *fakeServer) flushLocked() {
 	for _, f := range s.pending {
 		for _, w := range s.watches[f.key] {
-			w.ch <- zk.Event{Type: f.typ, State: zk.StateHasSession, Path: f.key.path}
+			w.ch <- session.Event{Type: f.typ, Path: f.key.path}
 			close(w.ch)
 		}
 		delete(s.watches, f.key)

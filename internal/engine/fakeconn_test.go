@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -15,7 +14,7 @@ import (
 // ZooKeeper session at a time, seen by the engine as a series of session
 // values (fakeSession) that the test ends with Disconnect, Bounce, Expire or
 // Renew. While it is disconnected every request fails with
-// zk.ErrConnectionClosed without reaching the server, and Session waits.
+// session.ErrConnectionClosed without reaching the server, and Session waits.
 // Every request goes through the interceptors first (see Intercept).
 type fakeConn struct {
 	srv *fakeServer
@@ -66,18 +65,18 @@ func (c *fakeConn) Logger() *slog.Logger { return c.log }
 
 func (c *fakeConn) Trace() *recipes.Trace { return nil }
 
-func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte, flags int32, guards ...string) (string, int64, error) {
+func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte, mode session.CreateMode, guards ...string) (string, int64, error) {
 	var created string
 	var czxid int64
 	err := c.do(ctx, fakeOpCreate, path, func(s *fakeServer, owner int64) error {
 		for _, g := range guards {
 			if s.checkLocked(g, -1) != nil {
-				return fmt.Errorf("%w: %s: %w", session.ErrGuardFailed, g, zk.ErrNoNode)
+				return fmt.Errorf("%w: %s: %w", session.ErrGuardFailed, g, session.ErrNoNode)
 			}
 		}
 		s.makeParentsLocked(path)
 		var err error
-		created, czxid, err = s.createLocked(owner, path, data, flags)
+		created, czxid, err = s.createLocked(owner, path, data, mode)
 		return err
 	})
 	if err != nil {
@@ -88,8 +87,8 @@ func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte,
 
 // CreateAndList is CreateWithZxid, then Children (each through the
 // interceptors), as the real client pipelines them.
-func (c *fakeConn) CreateAndList(ctx context.Context, path string, data []byte, flags int32, parent string) (string, int64, []string, error) {
-	created, czxid, err := c.CreateWithZxid(ctx, path, data, flags)
+func (c *fakeConn) CreateAndList(ctx context.Context, path string, data []byte, mode session.CreateMode, parent string) (string, int64, []string, error) {
+	created, czxid, err := c.CreateWithZxid(ctx, path, data, mode)
 	if err != nil {
 		return "", 0, nil, err
 	}
@@ -103,7 +102,7 @@ func (c *fakeConn) CreateAndList(ctx context.Context, path string, data []byte, 
 func (c *fakeConn) Children(ctx context.Context, path string) (kids []string, err error) {
 	err = c.do(ctx, fakeOpChildren, path, func(s *fakeServer, _ int64) error {
 		if _, ok := s.nodes[path]; !ok {
-			return zk.ErrNoNode
+			return session.ErrNoNode
 		}
 		kids = s.childrenLocked(path)
 		return nil
@@ -111,10 +110,10 @@ func (c *fakeConn) Children(ctx context.Context, path string) (kids []string, er
 	return kids, err
 }
 
-func (c *fakeConn) ChildrenW(ctx context.Context, path string) (kids []string, ev <-chan zk.Event, err error) {
+func (c *fakeConn) ChildrenW(ctx context.Context, path string) (kids []string, ev <-chan session.Event, err error) {
 	err = c.do(ctx, fakeOpChildrenW, path, func(s *fakeServer, _ int64) error {
 		if _, ok := s.nodes[path]; !ok {
-			return zk.ErrNoNode
+			return session.ErrNoNode
 		}
 		kids, ev = s.childrenLocked(path), s.watchLocked(c, fakeWatchKey{path, fakeChildWatch})
 		return nil
@@ -122,11 +121,11 @@ func (c *fakeConn) ChildrenW(ctx context.Context, path string) (kids []string, e
 	return kids, ev, err
 }
 
-func (c *fakeConn) Get(ctx context.Context, path string) (data []byte, st *zk.Stat, err error) {
+func (c *fakeConn) Get(ctx context.Context, path string) (data []byte, st *session.Stat, err error) {
 	err = c.do(ctx, fakeOpGet, path, func(s *fakeServer, _ int64) error {
 		n, ok := s.nodes[path]
 		if !ok {
-			return zk.ErrNoNode
+			return session.ErrNoNode
 		}
 		stat := n.stat
 		stat.NumChildren = int32(len(s.childrenLocked(path)))
@@ -136,11 +135,11 @@ func (c *fakeConn) Get(ctx context.Context, path string) (data []byte, st *zk.St
 	return data, st, err
 }
 
-func (c *fakeConn) GetW(ctx context.Context, path string) (data []byte, ev <-chan zk.Event, err error) {
+func (c *fakeConn) GetW(ctx context.Context, path string) (data []byte, ev <-chan session.Event, err error) {
 	err = c.do(ctx, fakeOpGetW, path, func(s *fakeServer, _ int64) error {
 		n, ok := s.nodes[path]
 		if !ok {
-			return zk.ErrNoNode
+			return session.ErrNoNode
 		}
 		data = append([]byte(nil), n.data...)
 		ev = s.watchLocked(c, fakeWatchKey{path, fakeDataWatch})
@@ -155,12 +154,12 @@ func (c *fakeConn) Delete(ctx context.Context, path string, version int32) error
 	})
 }
 
-func (c *fakeConn) Multi(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {
+func (c *fakeConn) Multi(ctx context.Context, ops ...session.Op) ([]session.OpResult, error) {
 	path := ""
 	if len(ops) > 0 {
 		path = fakeViewOp(ops[0]).path
 	}
-	var res []zk.MultiResponse
+	var res []session.OpResult
 	err := c.do(ctx, fakeOpMulti, path, func(s *fakeServer, owner int64) error {
 		var err error
 		res, err = s.multiLocked(owner, ops)
@@ -204,10 +203,10 @@ func (c *fakeConn) do(ctx context.Context, op, path string, change func(s *fakeS
 	owner, connected := c.id, c.connected
 	c.mu.Unlock()
 	if !connected {
-		return wrap(zk.ErrConnectionClosed)
+		return wrap(session.ErrConnectionClosed)
 	}
 	c.srv.mu.Lock()
-	err := zk.ErrSessionExpired
+	err := session.ErrSessionExpired
 	if !c.srv.closed[owner] {
 		err = c.srv.apply(func() error { return change(c.srv, owner) })
 	}

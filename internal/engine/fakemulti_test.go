@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -15,7 +14,7 @@ type fakeOpView struct {
 	kind    int64
 	path    string
 	data    []byte
-	flags   int32
+	mode    session.CreateMode
 	version int32
 }
 
@@ -34,18 +33,18 @@ func fakeViewOp(o session.Op) fakeOpView {
 		kind:    v.FieldByName("kind").Int(),
 		path:    v.FieldByName("path").String(),
 		data:    v.FieldByName("data").Bytes(),
-		flags:   int32(v.FieldByName("flags").Int()),
+		mode:    session.CreateMode(v.FieldByName("mode").Int()),
 		version: int32(v.FieldByName("version").Int()),
 	}
 }
 
 // multiLocked applies ops in order; the first that fails fails the Multi
 // with a *session.MultiError, and fakeServer.apply undoes the others.
-func (s *fakeServer) multiLocked(owner int64, ops []session.Op) ([]zk.MultiResponse, error) {
+func (s *fakeServer) multiLocked(owner int64, ops []session.Op) ([]session.OpResult, error) {
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%w: Multi with no ops", session.ErrInvalidArgument)
 	}
-	res := make([]zk.MultiResponse, len(ops))
+	res := make([]session.OpResult, len(ops))
 	for i, o := range ops {
 		op := fakeViewOp(o)
 		var err error
@@ -53,9 +52,9 @@ func (s *fakeServer) multiLocked(owner int64, ops []session.Op) ([]zk.MultiRespo
 		case fakeKindCheck:
 			err = s.checkLocked(op.path, op.version)
 		case fakeKindCreate:
-			res[i].String, _, err = s.createLocked(owner, op.path, op.data, op.flags)
+			res[i].Created, _, err = s.createLocked(owner, op.path, op.data, op.mode)
 		case fakeKindSet:
-			var st zk.Stat
+			var st session.Stat
 			st, err = s.setLocked(op.path, op.data, op.version)
 			res[i].Stat = &st
 		case fakeKindDelete:

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -100,7 +99,7 @@ func (c *fakeConn) Expire() {
 	c.endLocked(fmt.Errorf("%w: fake: session expired", session.ErrSessionLost))
 	c.mu.Unlock()
 	c.srv.ExpireSession(old)
-	c.srv.dropWatches(c, zk.ErrSessionExpired)
+	c.srv.dropWatches(c, session.ErrSessionExpired)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.id = c.srv.newSessionID()
@@ -198,7 +197,7 @@ func (s *fakeServer) dropWatches(conn *fakeConn, err error) {
 				kept = append(kept, w)
 				continue
 			}
-			w.ch <- zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: key.path, Err: err}
+			w.ch <- session.Event{Type: session.EventNotWatching, Path: key.path, Err: err}
 			close(w.ch)
 		}
 		s.watches[key] = kept

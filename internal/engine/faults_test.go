@@ -4,13 +4,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // errConnLoss is the error of a request whose reply was lost: retryable
 // (session.IsRetryable), so the engine cannot know whether the server
 // applied it.
-var errConnLoss = zk.ErrConnectionClosed
+var errConnLoss = session.ErrConnectionClosed
 
 // fakeFault is what a fakeConn does to one request instead of just serving
 // it. The zero fakeFault serves it.

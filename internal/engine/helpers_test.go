@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // testWait bounds every wait of these tests: an engine that is right never
@@ -58,7 +58,7 @@ func (f *fixture) herd(c *fakeConn) *Herd {
 // engine (another client's holder or waiter), and returns its path.
 func (f *fixture) put(c *fakeConn) string {
 	f.t.Helper()
-	node, _, err := c.CreateWithZxid(f.ctx, protectedPath(testLockPath, "lock-"), nil, zk.FlagEphemeral|zk.FlagSequence)
+	node, _, err := c.CreateWithZxid(f.ctx, protectedPath(testLockPath, "lock-"), nil, session.Ephemeral|session.PersistentSequential)
 	require.NoError(f.t, err)
 	return node
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -60,7 +59,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 		if err == nil {
 			return newHolding(ctx, l.Conn, l, l.node(), token, sess, true), nil
 		}
-		if !errors.Is(err, zk.ErrNodeExists) {
+		if !errors.Is(err, session.ErrNodeExists) {
 			return nil, fail(err)
 		}
 		st.a.Queued()
@@ -68,7 +67,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, l.What)
 		}
 		kids, ev, err := l.Conn.ChildrenW(octx, l.Path)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			continue // released, and the empty parent reaped: create again
 		}
 		if err != nil {
@@ -85,7 +84,7 @@ func (l *Herd) attempt(ctx context.Context, sess Session, st *acquireState, try 
 	}
 }
 
-// create makes the lock node and returns its czxid; zk.ErrNodeExists when
+// create makes the lock node and returns its czxid; session.ErrNodeExists when
 // someone else holds it. After a lost reply, the node is ours only if its
 // ephemeral owner is our session; a node the create may have made and that
 // is not used is removed only while it is still ours (see deleteIfOurs).
@@ -105,7 +104,7 @@ type herdCreate struct {
 
 // try implements creation.
 func (c herdCreate) try() created {
-	node, czxid, err := c.l.Conn.CreateWithZxid(context.Background(), c.l.node(), c.l.Data, zk.FlagEphemeral)
+	node, czxid, err := c.l.Conn.CreateWithZxid(context.Background(), c.l.node(), c.l.Data, session.Ephemeral)
 	return created{node: node, czxid: czxid, err: err}
 }
 
@@ -129,14 +128,14 @@ func (c herdCreate) settle(r created) {
 func (l *Herd) findOurs(sess Session) created {
 	_, st, err := l.Conn.Get(sess.Context(), l.node())
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, session.ErrNoNode):
 		return created{} // not created: try again
 	case err != nil:
 		return created{err: err}
 	case st.EphemeralOwner == sess.ID():
 		return created{node: l.node(), czxid: st.Czxid}
 	default:
-		return created{err: zk.ErrNodeExists}
+		return created{err: session.ErrNodeExists}
 	}
 }
 
@@ -146,7 +145,7 @@ func (l *Herd) findOurs(sess Session) created {
 func (l *Herd) deleteIfOurs(ctx context.Context, sessID, czxid int64) error {
 	_, st, err := l.Conn.Get(ctx, l.node())
 	switch {
-	case errors.Is(err, zk.ErrNoNode), errors.Is(err, session.ErrClosed):
+	case errors.Is(err, session.ErrNoNode), errors.Is(err, session.ErrClosed):
 		return nil
 	case err != nil:
 		if czxid == 0 && !l.Conn.SessionMayLive(sessID) {
@@ -157,7 +156,7 @@ func (l *Herd) deleteIfOurs(ctx context.Context, sessID, czxid int64) error {
 		return nil // another holder's node
 	}
 	err = l.Conn.Delete(ctx, l.node(), st.Version)
-	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+	if err == nil || errors.Is(err, session.ErrNoNode) || errors.Is(err, session.ErrBadVersion) {
 		return nil
 	}
 	return err

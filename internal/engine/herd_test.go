@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -52,7 +51,7 @@ func TestHerdCreateLostReply(t *testing.T) {
 			if n > 1 {
 				return fakeFault{}
 			}
-			_, _, err := other.CreateWithZxid(context.Background(), path, nil, zk.FlagEphemeral)
+			_, _, err := other.CreateWithZxid(context.Background(), path, nil, session.Ephemeral)
 			assert.NoError(t, err)
 			return lostRequest
 		}))
@@ -79,7 +78,7 @@ func TestHerdCreateLostReply(t *testing.T) {
 // until the node goes.
 func TestHerdHeldElsewhere(t *testing.T) {
 	f := newFixture(t)
-	f.srv.Put(testHerdNode, f.srv.Conn().SessionID(), zk.FlagEphemeral)
+	f.srv.Put(testHerdNode, f.srv.Conn().SessionID(), session.Ephemeral)
 	h := f.herd(f.conn)
 	_, err := h.Acquire(f.ctx, true)
 	assert.ErrorIs(t, err, recipes.ErrLocked)

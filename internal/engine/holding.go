@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -114,7 +113,7 @@ func (h *holding) remove(ctx context.Context) error {
 	var gone error
 	for _, n := range h.more {
 		switch err := h.conn.Delete(ctx, n, -1); {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, session.ErrNoNode):
 			gone = errNodeGone
 		case err != nil:
 			if err = h.unlessSessionEnded(err); err != nil {
@@ -134,7 +133,7 @@ func (h *holding) removeFirst(ctx context.Context) error {
 	if h.shared {
 		_, st, err := h.conn.Get(ctx, h.node)
 		switch {
-		case errors.Is(err, zk.ErrNoNode):
+		case errors.Is(err, session.ErrNoNode):
 			return errNodeGone
 		case err != nil:
 			return h.unlessSessionEnded(err)
@@ -147,7 +146,7 @@ func (h *holding) removeFirst(ctx context.Context) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+	case errors.Is(err, session.ErrNoNode), errors.Is(err, session.ErrBadVersion):
 		return errNodeGone
 	}
 	return h.unlessSessionEnded(err)

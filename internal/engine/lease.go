@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -36,7 +35,7 @@ func (l *lease) Revoked() <-chan struct{} {
 }
 
 // GuardedMulti implements znode.Lease.
-func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.MultiResponse, error) {
+func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]session.OpResult, error) {
 	if l.h.shared {
 		// The exclusive lock's node has a fixed path: its existence does not
 		// prove it is still ours. Fence with the token instead.
@@ -56,7 +55,7 @@ func (l *lease) GuardedMulti(ctx context.Context, ops ...session.Op) ([]zk.Multi
 	}
 	res, err := l.h.conn.Multi(ctx, append(all, ops...)...)
 	var me *session.MultiError
-	if errors.As(err, &me) && me.Index < len(guards) && errors.Is(me.Err, zk.ErrNoNode) {
+	if errors.As(err, &me) && me.Index < len(guards) && errors.Is(me.Err, session.ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s: %w", session.ErrGuardFailed, guards[me.Index], me.Err)
 	}
 	if err != nil {

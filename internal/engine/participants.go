@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -17,7 +16,7 @@ import (
 // Curator makes too (one request per node, no more).
 func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds ...string) ([]znode.Participant, error) {
 	names, err := c.Children(ctx, path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -28,7 +27,7 @@ func Participants(ctx context.Context, c Conn, path string, driver Driver, kinds
 	for i, k := range kids {
 		node := session.JoinPath(path, k.Name)
 		data, st, err := c.Get(ctx, node)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			continue // left meanwhile
 		}
 		if err != nil {

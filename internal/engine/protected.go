@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -63,7 +62,7 @@ func protectedPrefixOf(name string) (string, bool) {
 // removed.
 func (q *queue) findProtected(ctx context.Context, sess Session, prefix string) created {
 	names, err := q.Conn.Children(ctx, q.Path)
-	if errors.Is(err, zk.ErrNoNode) {
+	if errors.Is(err, session.ErrNoNode) {
 		return created{}
 	}
 	if err != nil {
@@ -75,7 +74,7 @@ func (q *queue) findProtected(ctx context.Context, sess Session, prefix string) 
 		}
 		node := session.JoinPath(q.Path, n)
 		_, st, err := q.Conn.Get(ctx, node)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			continue
 		}
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -136,7 +135,7 @@ func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 		select {
 		case e := <-chans[0]:
 			ours.forget(d.Watch)
-			if d.FastHandoff && e.Type == zk.EventNodeDeleted && sess.Err() == nil {
+			if d.FastHandoff && e.Type == session.EventNodeDeleted && sess.Err() == nil {
 				return q.own(ctx, sess, node, token, fail)
 			}
 		case <-chans[1]: // nil without a Refresh node
@@ -154,7 +153,7 @@ func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 // round trip), records them in ours and returns their channels; gone
 // reports a node that no longer exists (list again).
 func (q *queue) setWatches(ctx context.Context, ours *queued, watch, refresh string) (
-	chans [2]<-chan zk.Event, gone bool, err error) {
+	chans [2]<-chan session.Event, gone bool, err error) {
 	names := [2]string{watch, refresh}
 	var (
 		errs [2]error
@@ -169,7 +168,7 @@ func (q *queue) setWatches(ctx context.Context, ours *queued, watch, refresh str
 	switch {
 	case set[0] && set[1]:
 		type result struct {
-			ch  <-chan zk.Event
+			ch  <-chan session.Event
 			err error
 		}
 		second := make(chan result) // always received
@@ -188,7 +187,7 @@ func (q *queue) setWatches(ctx context.Context, ours *queued, watch, refresh str
 	for i, n := range names {
 		switch {
 		case !set[i]:
-		case errors.Is(errs[i], zk.ErrNoNode):
+		case errors.Is(errs[i], session.ErrNoNode):
 			gone = true
 		case errs[i] != nil:
 			return chans, false, errs[i]
@@ -200,7 +199,7 @@ func (q *queue) setWatches(ctx context.Context, ours *queued, watch, refresh str
 }
 
 // getW watches the queue's node name.
-func (q *queue) getW(ctx context.Context, name string) (<-chan zk.Event, error) {
+func (q *queue) getW(ctx context.Context, name string) (<-chan session.Event, error) {
 	_, ch, err := q.Conn.GetW(ctx, session.JoinPath(q.Path, name))
 	return ch, err
 }
@@ -246,7 +245,7 @@ type queueCreate struct {
 // (createSettled stops waiting instead), so that the common path makes no
 // extra goroutine hop.
 func (c queueCreate) try() created {
-	const flags = zk.FlagEphemeral | zk.FlagSequence
+	const flags = session.Ephemeral | session.PersistentSequential
 	if c.q.NoListing {
 		node, czxid, err := c.q.Conn.CreateWithZxid(context.Background(), c.path, c.q.Data, flags)
 		return created{node: node, czxid: czxid, err: err}
@@ -288,7 +287,7 @@ func (q *queue) acquireAt(ctx context.Context, seq int64, guard string) (*lease,
 		return nil, notAcquired(ctx, q.What, err)
 	}
 	c := queueCreate{q: q, sess: sess, path: protectedPath(q.Path, fmt.Sprintf("%s%0*d", q.LockName, znode.SeqDigits, seq))}
-	node, czxid, err := q.Conn.CreateWithZxid(ctx, c.path, q.Data, zk.FlagEphemeral, guard)
+	node, czxid, err := q.Conn.CreateWithZxid(ctx, c.path, q.Data, session.Ephemeral, guard)
 	if err != nil {
 		if !definitelyNotCreated(err) && !errors.Is(err, session.ErrGuardFailed) {
 			cleanupProtectedInBackground(q.Conn, q.Path, c.prefix(), sess.ID())

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -28,7 +28,7 @@ func (h *holding) watchRevocation() {
 		for ctx.Err() == nil {
 			data, ev, err := h.conn.GetW(ctx, h.node)
 			switch {
-			case errors.Is(err, zk.ErrNoNode):
+			case errors.Is(err, session.ErrNoNode):
 				return // released, or lost
 			case err != nil:
 				if ctx.Err() == nil {

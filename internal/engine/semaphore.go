@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -22,7 +21,7 @@ type SemaphoreNodes struct {
 
 // MaxLeases reads how many leases the semaphore allows; changed, when not
 // nil, closes when that may have changed (a watch on a shared count).
-type MaxLeases func(ctx context.Context) (max int, changed <-chan zk.Event, err error)
+type MaxLeases func(ctx context.Context) (max int, changed <-chan session.Event, err error)
 
 // Semaphore is Curator's InterProcessSemaphoreV2: a lease is an ephemeral
 // sequential node under Nodes.Leases, made while holding the mutex at

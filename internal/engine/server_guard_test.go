@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -19,7 +18,7 @@ func TestGuardedMulti(t *testing.T) {
 	ctx := ctxT(t)
 	c := connect(t, sharedServers(t))
 	base := fmt.Sprintf("/guard-%d", time.Now().UnixNano())
-	_, err := c.Create(ctx, base+"/data", []byte("0"), zk.FlagPersistent)
+	_, err := c.Create(ctx, base+"/data", []byte("0"), session.Persistent)
 	require.NoError(t, err)
 	read := func() string {
 		data, _, err := c.Get(ctx, base+"/data")
@@ -36,8 +35,8 @@ func TestGuardedMulti(t *testing.T) {
 
 	// Another op fails: nothing is applied, and it is not a guard failure.
 	_, err = zl.GuardedMulti(ctx, session.SetOp(base+"/data", []byte("2"), -1),
-		session.CreateOp(base+"/data", nil, zk.FlagPersistent))
-	assert.ErrorIs(t, err, zk.ErrNodeExists)
+		session.CreateOp(base+"/data", nil, session.Persistent))
+	assert.ErrorIs(t, err, session.ErrNodeExists)
 	assert.NotErrorIs(t, err, session.ErrGuardFailed)
 	assert.Equal(t, "1", read())
 
@@ -45,7 +44,7 @@ func TestGuardedMulti(t *testing.T) {
 	// nothing is applied.
 	require.NoError(t, c.Delete(ctx, zl.Node(), -1))
 	_, err = zl.GuardedMulti(ctx, session.SetOp(base+"/data", []byte("3"), -1),
-		session.CreateOp(base+"/other", nil, zk.FlagPersistent))
+		session.CreateOp(base+"/other", nil, session.Persistent))
 	assert.ErrorIs(t, err, session.ErrGuardFailed)
 	assert.Equal(t, "1", read())
 	ok, _, err := c.Exists(ctx, base+"/other")

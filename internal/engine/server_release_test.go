@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -45,7 +44,7 @@ func TestReleaseEndsLeaseBeforeDeleting(t *testing.T) {
 		released := make(chan error, 1)
 		go func() { released <- lease.Release(ctx) }()
 		e := <-ev
-		require.Equal(t, zk.EventNodeDeleted, e.Type)
+		require.Equal(t, session.EventNodeDeleted, e.Type)
 		assert.ErrorIs(t, lease.Err(), recipes.ErrReleased, "the node was gone while the lease was live")
 		require.NoError(t, <-released)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -145,7 +144,7 @@ func ExampleLease_Leases() {
 	}
 	defer client.Close()
 	for _, account := range []string{"/example-accounts/3", "/example-accounts/4"} {
-		if _, err := client.Create(ctx, account, []byte("100"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := client.Create(ctx, account, []byte("100"), 0); err != nil && !errors.Is(err, session.ErrNodeExists) {
 			fmt.Println(err)
 			return
 		}

@@ -1,9 +1,9 @@
 // Package acltest is the scenario every ZooKeeper recipe runs under a
-// creator-only ACL (session.WithACL(zk.AuthACL(zk.PermAll)) with
+// creator-only ACL (session.WithACL(session.AuthACL(session.PermAll)) with
 // session.WithDigestAuth), written once: every node the recipe makes gets
 // the user's ACL, a client without the credentials can neither delete nor
 // change the holder's nodes nor acquire (its Acquire fails at once with
-// an error that is zk.ErrNoAuth), the holder is untouched by all that, and
+// an error that is session.ErrNoAuth), the holder is untouched by all that, and
 // another session of the same user queues and acquires after the release.
 // It is test support, not API.
 package acltest
@@ -46,7 +46,7 @@ type Backend struct {
 // Options are the session options of the user's clients: its credentials
 // and the creator-only ACL.
 func Options() []session.Option {
-	return []session.Option{session.WithDigestAuth(User, Password), session.WithACL(zk.AuthACL(zk.PermAll))}
+	return []session.Option{session.WithDigestAuth(User, Password), session.WithACL(session.AuthACL(session.PermAll))}
 }
 
 // WantACL is the ACL that the server gives a node created under Options.
@@ -79,16 +79,16 @@ func Run(t *testing.T, servers []string, b Backend) {
 	// The stranger can touch none of the holder's nodes: a delete is
 	// checked against the parent's ACL, a write against the node's own.
 	for p := node; p != root; p = path.Dir(p) {
-		require.ErrorIs(t, stranger.Delete(ctx, p, -1), zk.ErrNoAuth, "the stranger deletes %s", p)
+		require.ErrorIs(t, stranger.Delete(ctx, p, -1), session.ErrNoAuth, "the stranger deletes %s", p)
 	}
 	for p := node; p != "/"; p = path.Dir(p) {
 		_, err := stranger.Set(ctx, p, []byte("x"), -1)
-		require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger writes %s", p)
+		require.ErrorIs(t, err, session.ErrNoAuth, "the stranger writes %s", p)
 	}
 	_, _, err = stranger.Get(ctx, node)
-	require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger reads the holder's node")
-	_, err = stranger.Create(ctx, path.Dir(node)+"/stranger", nil, zk.FlagEphemeral)
-	require.ErrorIs(t, err, zk.ErrNoAuth, "the stranger creates beside the holder's node")
+	require.ErrorIs(t, err, session.ErrNoAuth, "the stranger reads the holder's node")
+	_, err = stranger.Create(ctx, path.Dir(node)+"/stranger", nil, session.Ephemeral)
+	require.ErrorIs(t, err, session.ErrNoAuth, "the stranger creates beside the holder's node")
 
 	// Nor acquire: at once, with an error that says why, for both calls.
 	l := b.New(t, stranger, lockPath)
@@ -122,7 +122,7 @@ func Run(t *testing.T, servers []string, b Backend) {
 	nextNode := next.(znode.Lease).Node()
 	require.Greater(t, zktest.Token(t, next), zktest.Token(t, lease), "the peer's node is a new one")
 	RequireTree(t, raw, root, nextNode)
-	require.ErrorIs(t, stranger.Delete(ctx, nextNode, -1), zk.ErrNoAuth, "the stranger deletes the peer's node")
+	require.ErrorIs(t, stranger.Delete(ctx, nextNode, -1), session.ErrNoAuth, "the stranger deletes the peer's node")
 	require.NoError(t, next.Release(ctx))
 	for _, n := range []string{node, nextNode} {
 		ok, _, err := raw.Exists(n)
@@ -167,14 +167,14 @@ func RequireTree(t testing.TB, raw *zk.Conn, root, node string) {
 	var walk func(p string)
 	walk = func(p string) {
 		acl, _, err := raw.GetACL(p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			return
 		}
 		require.NoError(t, err, "GetACL %s", p)
 		require.Equal(t, WantACL(), acl, "the ACL of %s", p)
 		seen = append(seen, p)
 		kids, _, err := raw.Children(p)
-		if errors.Is(err, zk.ErrNoNode) {
+		if errors.Is(err, session.ErrNoNode) {
 			return
 		}
 		require.NoError(t, err, "Children %s", p)
@@ -195,7 +195,7 @@ func WaitChildren(t testing.TB, raw *zk.Conn, parent string, n int) {
 	deadline := time.Now().Add(zktest.WaitLimit)
 	for {
 		kids, _, err := raw.Children(parent)
-		if !errors.Is(err, zk.ErrNoNode) {
+		if !errors.Is(err, session.ErrNoNode) {
 			require.NoError(t, err, "Children %s", parent)
 		}
 		if len(kids) == n {

@@ -66,7 +66,7 @@ const digestEnv = "CURATOR_AGENT_DIGEST"
 // builder().authorization) and create every node, parents included, with
 // the creator-only ACL (an ACLProvider of ZooDefs.Ids.CREATOR_ALL_ACL): as
 // a Go client with session.WithDigestAuth(user, password) and
-// session.WithACL(zk.AuthACL(zk.PermAll)). Default: no credentials, and
+// session.WithACL(session.AuthACL(session.PermAll)). Default: no credentials, and
 // nodes open to all.
 func WithDigestAuth(user, password string) Option {
 	return func(c *config) { c.digest = user + ":" + password }

@@ -35,7 +35,7 @@
 // WithDigestAuth starts an agent whose CuratorFrameworks authenticate as a
 // digest user and create every node with the creator-only ACL, as a Go
 // client with session.WithDigestAuth and
-// session.WithACL(zk.AuthACL(zk.PermAll)) does; the credentials reach the
+// session.WithACL(session.AuthACL(session.PermAll)) does; the credentials reach the
 // JVM through its environment, never its command line. An agent without
 // them, on paths such a client made, gets "error NoAuthException: ..."
 // replies.

@@ -1,0 +1,52 @@
+package session
+
+import "fmt"
+
+// CreateMode is the kind of node Create makes, as Curator's CreateMode.
+type CreateMode int32
+
+// The create modes. The values are ZooKeeper's create flags (a test
+// holds them to go-zookeeper's).
+const (
+	// Persistent: the node stays until it is deleted.
+	Persistent CreateMode = 0
+	// Ephemeral: the node is deleted when the session that made it ends.
+	Ephemeral CreateMode = 1
+	// PersistentSequential: Persistent, with a ten-digit sequence number
+	// (the parent's counter) appended to the name.
+	PersistentSequential CreateMode = 2
+	// EphemeralSequential: Ephemeral, with a sequence number appended;
+	// the node of a lock's queue.
+	EphemeralSequential CreateMode = 3
+)
+
+// IsEphemeral reports whether the node ends with its session.
+func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+// IsSequential reports whether the server appends a sequence number.
+func (m CreateMode) IsSequential() bool {
+	return m == PersistentSequential || m == EphemeralSequential
+}
+
+func (m CreateMode) String() string {
+	switch m {
+	case Persistent:
+		return "Persistent"
+	case Ephemeral:
+		return "Ephemeral"
+	case PersistentSequential:
+		return "PersistentSequential"
+	case EphemeralSequential:
+		return "EphemeralSequential"
+	}
+	return fmt.Sprintf("CreateMode(%d)", int32(m))
+}
+
+// flags checks m and returns it as go-zookeeper's create flags.
+func (m CreateMode) flags() (int32, error) {
+	switch m {
+	case Persistent, Ephemeral, PersistentSequential, EphemeralSequential:
+		return int32(m), nil
+	}
+	return 0, invalid("create mode %d: use Persistent, Ephemeral, PersistentSequential or EphemeralSequential", int32(m))
+}
