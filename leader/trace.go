@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -13,13 +14,13 @@ import (
 // Tracing. The leadership is a lock of the engine, of kind "leader": its
 // acquisitions (a campaign, Lead's and Run's included) and its end are
 // reported as every lock's, to the trace of the context of the call
-// (recipes.WithTrace) and to the client's (session.WithTrace). A
+// (locktrace.WithTrace) and to the client's (session.WithTrace). A
 // participant that gains the leadership also reports Leadership (Leader
 // true) to both, the context's first, and when that leadership ends
 // Leadership (Leader false): with Err nil when it was given up (released,
 // Lead's function returned, Run's context ended, or the client closed),
 // and otherwise the cause of the leadership's end, an error that is
-// recipes.ErrLockLost (recipes.EndCauseOf classifies it). A campaign that
+// recipes.ErrLockLost (locktrace.EndCauseOf classifies it). A campaign that
 // re-entered a leadership held (its context came from one) reports nothing
 // more: that leadership goes on.
 
@@ -29,7 +30,7 @@ func (e *Election) acquire(ctx context.Context, try bool) (recipes.Lease, error)
 	if ctx == nil { // the lock refuses it
 		return e.lock.Acquire(ctx, try)
 	}
-	t := recipes.ContextTrace(ctx).And(e.c.Trace())
+	t := locktrace.ContextTrace(ctx).And(e.c.Trace())
 	if t == nil || t.Leadership == nil {
 		return e.lock.Acquire(ctx, try)
 	}
@@ -43,11 +44,11 @@ func (e *Election) acquire(ctx context.Context, try bool) (recipes.Lease, error)
 	if zl, ok := le.(znode.Lease); ok && held && zl.Node() == before {
 		return le, nil
 	}
-	id := recipes.LockID{Backend: engine.Backend, Kind: "leader", Name: e.path}
-	t.Leadership(recipes.LeadershipInfo{Lock: id, Leader: true})
+	id := locktrace.LockID{Backend: engine.Backend, Kind: "leader", Name: e.path}
+	t.Leadership(locktrace.LeadershipInfo{Lock: id, Leader: true})
 	end := e.termContext(le)
 	context.AfterFunc(end, func() {
-		t.Leadership(recipes.LeadershipInfo{Lock: id, Err: lossCause(context.Cause(end))})
+		t.Leadership(locktrace.LeadershipInfo{Lock: id, Err: lossCause(context.Cause(end))})
 	})
 	return le, nil
 }

@@ -11,17 +11,18 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // leaderID is the LockID of the election at path in every report.
-func leaderID(path string) recipes.LockID {
-	return recipes.LockID{Backend: "zookeeper", Kind: "leader", Name: path}
+func leaderID(path string) locktrace.LockID {
+	return locktrace.LockID{Backend: "zookeeper", Kind: "leader", Name: path}
 }
 
 // awaitLeaderships waits (bounded) for n Leadership reports and returns
 // them.
-func awaitLeaderships(t *testing.T, rec *tracetest.Recorder, n int) []recipes.LeadershipInfo {
+func awaitLeaderships(t *testing.T, rec *tracetest.Recorder, n int) []locktrace.LeadershipInfo {
 	t.Helper()
 	rec.Await(t, "Leadership reports", func(r *tracetest.Recorder) bool { return len(r.Leaderships()) >= n })
 	return rec.Leaderships()
@@ -48,36 +49,36 @@ func TestTraceLeadership(t *testing.T) {
 	l, err := e.Campaign(ctxT(t))
 	require.NoError(t, err)
 	got := awaitLeaderships(t, rec, 1)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: id, Leader: true}, got[0])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: id, Leader: true}, got[0])
 	d := rec.AwaitDone(t, 1)
 	assert.Equal(t, id, d.Lock)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.Equal(t, zktest.Token(t, l), d.Token)
 
 	xrec := tracetest.New()
-	xctx := recipes.WithTrace(ctxT(t), xrec.Trace())
+	xctx := locktrace.WithTrace(ctxT(t), xrec.Trace())
 	second := newLatch(t, connect(t, servers), path, "second")
 	_, err = second.TryAcquire(xctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
-	assert.Equal(t, recipes.OutcomeLocked, xrec.AwaitDone(t, 1).Outcome)
+	assert.Equal(t, locktrace.OutcomeLocked, xrec.AwaitDone(t, 1).Outcome)
 	assert.Empty(t, xrec.Leaderships(), "refused: no leadership")
 	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return second.Acquire(xctx) })
 	xrec.Await(t, "the second campaign queued", func(r *tracetest.Recorder) bool { return len(r.Queued()) == 2 })
 
 	require.NoError(t, l.Release(ctxT(t)))
 	got = awaitLeaderships(t, rec, 2)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: id, Leader: false}, got[1], "given up: no error")
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: id, Leader: false}, got[1], "given up: no error")
 	e1 := rec.AwaitEnd(t, 1)
 	assert.Equal(t, id, e1.Lock)
-	assert.Equal(t, recipes.EndReleased, e1.Cause)
+	assert.Equal(t, locktrace.EndReleased, e1.Cause)
 
 	next := pending.Acquired(t, "the second, once the first resigned")
 	xgot := awaitLeaderships(t, xrec, 1)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: id, Leader: true}, xgot[0])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: id, Leader: true}, xgot[0])
 	assert.True(t, xrec.AwaitDone(t, 2).Contended)
 	require.NoError(t, next.Release(ctxT(t)))
 	xgot = awaitLeaderships(t, xrec, 2)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: id, Leader: false}, xgot[1])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: id, Leader: false}, xgot[1])
 	assert.Len(t, rec.Leaderships(), 2, "the first's trace hears only of its own leaderships")
 }
 
@@ -88,7 +89,7 @@ func TestTraceLeadershipReentered(t *testing.T) {
 	const path = "/trace/election-reentered"
 	rec := tracetest.New()
 	e := newLatch(t, connect(t, sharedServers(t)), path, "only")
-	outer, err := e.Acquire(recipes.WithTrace(ctxT(t), rec.Trace()))
+	outer, err := e.Acquire(locktrace.WithTrace(ctxT(t), rec.Trace()))
 	require.NoError(t, err)
 	inner, err := e.Campaign(outer.Context())
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestTraceLeadershipReentered(t *testing.T) {
 	require.NoError(t, inner.Err())
 	require.NoError(t, inner.Release(ctxT(t)))
 	got := awaitLeaderships(t, rec, 2)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
 	noMoreLeaderships(t, rec, 2, "one loss per leadership")
 	assert.Len(t, rec.Ends(), 1)
 }
@@ -117,7 +118,7 @@ func TestTraceLead(t *testing.T) {
 	}))
 	got := awaitLeaderships(t, rec, 2)
 	assert.True(t, got[0].Leader)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
 }
 
 // The leader's connection is blackholed: the leadership is lost, with the
@@ -140,10 +141,10 @@ func TestTraceLeadershipLostOnFault(t *testing.T) {
 	assert.False(t, lost.Leader)
 	assert.ErrorIs(t, lost.Err, recipes.ErrLockLost)
 	assert.ErrorIs(t, lost.Err, session.ErrSuspended)
-	assert.Equal(t, recipes.EndSuspended, recipes.EndCauseOf(lost.Err))
+	assert.Equal(t, locktrace.EndSuspended, locktrace.EndCauseOf(lost.Err))
 	assert.Equal(t, l.Err(), lost.Err, "the leadership's cause")
 	e1 := rec.AwaitEnd(t, 1)
-	assert.Equal(t, recipes.EndSuspended, e1.Cause)
+	assert.Equal(t, locktrace.EndSuspended, e1.Cause)
 	assert.True(t, e1.HasMargin)
 	t.Logf("leader told %v before the server may expire its session (timeout %v)",
 		e1.Margin.Round(time.Millisecond), faultTimeout)
@@ -164,7 +165,7 @@ func TestTraceLeadershipEndsAtClose(t *testing.T) {
 	awaitLeaderships(t, rec, 1)
 	c.Close()
 	got := awaitLeaderships(t, rec, 2)
-	assert.Equal(t, recipes.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
+	assert.Equal(t, locktrace.LeadershipInfo{Lock: leaderID(path), Leader: false}, got[1])
 	assert.ErrorIs(t, l.Err(), session.ErrClosed)
-	assert.Equal(t, recipes.EndClosed, rec.AwaitEnd(t, 1).Cause)
+	assert.Equal(t, locktrace.EndClosed, rec.AwaitEnd(t, 1).Cause)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -97,7 +98,7 @@ func ExampleMutex_fencing() {
 	// after release: true
 }
 
-// A recipes.Trace reports each acquisition and how each holding ended
+// A locktrace.Trace reports each acquisition and how each holding ended
 // (with, for a loss, how long before the server could let the lock go the
 // holder was told). Attach it per call through the context, as here, or to
 // every recipe of a client with session.WithTrace; contrib/otelrecipes
@@ -114,15 +115,15 @@ func Example_trace() {
 	m, _ := mutex.New(client, "/locks/example-traced")
 
 	// Hooks run on the library's goroutines: they must not block.
-	trace := &recipes.Trace{
-		AcquireDone: func(i recipes.AcquireDoneInfo) {
+	trace := &locktrace.Trace{
+		AcquireDone: func(i locktrace.AcquireDoneInfo) {
 			fmt.Println("acquire:", i.Lock.Backend, i.Lock.Kind, i.Lock.Name, i.Outcome, "contended:", i.Contended)
 		},
-		LeaseEnd: func(i recipes.LeaseEndInfo) {
+		LeaseEnd: func(i locktrace.LeaseEndInfo) {
 			fmt.Println("lease end:", i.Cause, "margin known:", i.HasMargin)
 		},
 	}
-	lease, err := m.Acquire(recipes.WithTrace(ctx, trace))
+	lease, err := m.Acquire(locktrace.WithTrace(ctx, trace))
 	if err != nil {
 		fmt.Println(err)
 		return

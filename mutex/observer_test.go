@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -80,7 +81,7 @@ func TestObserver(t *testing.T) {
 
 		e := rec.AwaitEnd(t, 1)
 		assert.Equal(t, mutexID(path), e.Lock)
-		assert.Equal(t, recipes.EndSuspended, e.Cause, "told at the observer's drop")
+		assert.Equal(t, locktrace.EndSuspended, e.Cause, "told at the observer's drop")
 		assert.ErrorIs(t, e.Err, recipes.ErrLockLost)
 		assert.ErrorIs(t, e.Err, session.ErrSuspended)
 		require.True(t, e.HasMargin, "a lost ZooKeeper lease knows its server's deadline")

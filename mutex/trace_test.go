@@ -13,28 +13,29 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
-// What the mutex reports to a recipes.Trace, against the real server:
+// What the mutex reports to a locktrace.Trace, against the real server:
 // each acquisition's outcome, and each holding's end with its cause and,
 // for a loss, the told-first margin.
 
 // mutexID is the LockID of the mutex at path in every report.
-func mutexID(path string) recipes.LockID {
-	return recipes.LockID{Backend: "zookeeper", Kind: "mutex", Name: path}
+func mutexID(path string) locktrace.LockID {
+	return locktrace.LockID{Backend: "zookeeper", Kind: "mutex", Name: path}
 }
 
-// tracedCtx is ctxT carrying rec's trace (recipes.WithTrace).
+// tracedCtx is ctxT carrying rec's trace (locktrace.WithTrace).
 func tracedCtx(t testing.TB, rec *tracetest.Recorder) context.Context {
-	return recipes.WithTrace(ctxT(t), rec.Trace())
+	return locktrace.WithTrace(ctxT(t), rec.Trace())
 }
 
 // onlyAcquisition checks that rec was told of exactly one acquisition, of
 // id: one AcquireStart and one AcquireDone, with the same ID. It returns
 // the AcquireDone.
-func onlyAcquisition(t *testing.T, rec *tracetest.Recorder, id recipes.LockID, try bool) recipes.AcquireDoneInfo {
+func onlyAcquisition(t *testing.T, rec *tracetest.Recorder, id locktrace.LockID, try bool) locktrace.AcquireDoneInfo {
 	t.Helper()
 	starts, dones := rec.Starts(), rec.Dones()
 	require.Len(t, starts, 1, "AcquireStart reports")
@@ -53,11 +54,11 @@ func onlyAcquisition(t *testing.T, rec *tracetest.Recorder, id recipes.LockID, t
 
 // checkQueuedOnce checks that rec was told once that the acquisition done
 // waited (AcquireQueued, with its ID).
-func checkQueuedOnce(t *testing.T, rec *tracetest.Recorder, done recipes.AcquireDoneInfo) {
+func checkQueuedOnce(t *testing.T, rec *tracetest.Recorder, done locktrace.AcquireDoneInfo) {
 	t.Helper()
 	q := rec.Queued()
 	require.Len(t, q, 1, "AcquireQueued reports")
-	assert.Equal(t, recipes.AcquireQueuedInfo{ID: done.ID, Lock: done.Lock, Try: done.Try}, q[0])
+	assert.Equal(t, locktrace.AcquireQueuedInfo{ID: done.ID, Lock: done.Lock, Try: done.Try}, q[0])
 }
 
 // awaitQueued waits (bounded) until rec was told that an acquisition waits.
@@ -83,7 +84,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		lease, err := newMutex(t, c, path).Acquire(tracedCtx(t, rec))
 		require.NoError(t, err)
 		d := onlyAcquisition(t, rec, mutexID(path), false)
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 		assert.NoError(t, d.Err)
 		assert.False(t, d.Contended, "no one held it")
 		assert.False(t, d.Reentered)
@@ -100,7 +101,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		require.Len(t, ends, 1, "LeaseEnd at the Release")
 		e := ends[0]
 		assert.Equal(t, mutexID(path), e.Lock)
-		assert.Equal(t, recipes.EndReleased, e.Cause)
+		assert.Equal(t, locktrace.EndReleased, e.Cause)
 		assert.ErrorIs(t, e.Err, recipes.ErrReleased)
 		assert.Positive(t, e.Held)
 		assert.False(t, e.HasMargin, "a release has no told-first margin")
@@ -116,7 +117,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		_, err := newMutex(t, c, path).TryAcquire(tracedCtx(t, rec))
 		require.ErrorIs(t, err, recipes.ErrLocked)
 		d := onlyAcquisition(t, rec, mutexID(path), true)
-		assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeLocked, d.Outcome)
 		assert.ErrorIs(t, d.Err, recipes.ErrLocked)
 		assert.True(t, d.Contended)
 		assert.False(t, d.HasToken)
@@ -136,7 +137,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		require.NoError(t, holder.Release(ctxT(t)))
 		lease := pending.Acquired(t, "the waiter, once the holder released")
 		d := onlyAcquisition(t, rec, mutexID(path), false)
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 		assert.True(t, d.Contended, "it waited behind the holder")
 		assert.Equal(t, zktest.Token(t, lease), d.Token)
 		checkQueuedOnce(t, rec, d)
@@ -156,7 +157,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		require.ErrorIs(t, err, recipes.ErrNotAcquired)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		d := onlyAcquisition(t, rec, mutexID(path), false)
-		assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeTimeout, d.Outcome)
 		assert.Equal(t, err, d.Err)
 		assert.True(t, d.Contended)
 		checkQueuedOnce(t, rec, d)
@@ -175,7 +176,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		awaitQueued(t, rec)
 		cancel()
 		d := rec.AwaitDone(t, 1)
-		assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeCanceled, d.Outcome)
 		assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
 		assert.ErrorIs(t, d.Err, context.Canceled)
 		assert.True(t, d.Contended)
@@ -194,7 +195,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		require.NotErrorIs(t, err, context.Canceled)
 		require.NotErrorIs(t, err, context.DeadlineExceeded)
 		d := onlyAcquisition(t, rec, mutexID(path), false)
-		assert.Equal(t, recipes.OutcomeError, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeError, d.Outcome)
 		assert.Equal(t, err, d.Err)
 		assert.Empty(t, rec.Ends())
 	})
@@ -213,7 +214,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		assert.False(t, dones[0].Reentered)
 		assert.True(t, dones[1].Reentered, "the second re-entered the first's holding")
 		assert.False(t, dones[1].Contended)
-		assert.Equal(t, recipes.OutcomeAcquired, dones[1].Outcome)
+		assert.Equal(t, locktrace.OutcomeAcquired, dones[1].Outcome)
 		assert.Equal(t, zktest.Token(t, outer), dones[1].Token, "one holding, one token")
 		assert.NotEqual(t, dones[0].ID, dones[1].ID)
 
@@ -222,7 +223,7 @@ func TestTraceAcquireOutcomes(t *testing.T) {
 		require.NoError(t, outer.Release(ctxT(t)))
 		ends := rec.Ends()
 		require.Len(t, ends, 1, "one LeaseEnd for the holding")
-		assert.Equal(t, recipes.EndReleased, ends[0].Cause)
+		assert.Equal(t, locktrace.EndReleased, ends[0].Cause)
 	})
 }
 
@@ -235,10 +236,10 @@ func TestTraceClientAndContext(t *testing.T) {
 	var order []string
 	// note wraps a recorder's trace so that its AcquireStart also notes
 	// who was told.
-	note := func(rec *tracetest.Recorder, who string) *recipes.Trace {
+	note := func(rec *tracetest.Recorder, who string) *locktrace.Trace {
 		tr := rec.Trace()
 		start := tr.AcquireStart
-		tr.AcquireStart = func(i recipes.AcquireStartInfo) {
+		tr.AcquireStart = func(i locktrace.AcquireStartInfo) {
 			start(i)
 			mu.Lock()
 			order = append(order, who)
@@ -256,11 +257,11 @@ func TestTraceClientAndContext(t *testing.T) {
 	require.NoError(t, lease.Release(ctxT(t)))
 	onlyAcquisition(t, crec, mutexID(path), false)
 	require.Len(t, crec.Ends(), 1)
-	assert.Equal(t, recipes.EndReleased, crec.Ends()[0].Cause)
+	assert.Equal(t, locktrace.EndReleased, crec.Ends()[0].Cause)
 	assert.NotEmpty(t, crec.States(), "the client's trace hears of its states too")
 
 	// Both.
-	lease, err = m.Acquire(recipes.WithTrace(ctxT(t), note(xrec, "context")))
+	lease, err = m.Acquire(locktrace.WithTrace(ctxT(t), note(xrec, "context")))
 	require.NoError(t, err)
 	require.NoError(t, lease.Release(ctxT(t)))
 	xd := onlyAcquisition(t, xrec, mutexID(path), false)
@@ -299,7 +300,7 @@ func TestTraceLeaseEndOnFault(t *testing.T) {
 			policy, e.Cause, e.Margin.Round(time.Millisecond), trustTimeout)
 		switch policy {
 		case session.SuspendedIsLost:
-			assert.Equal(t, recipes.EndSuspended, e.Cause)
+			assert.Equal(t, locktrace.EndSuspended, e.Cause)
 			assert.ErrorIs(t, e.Err, session.ErrSuspended)
 			// The watchdog reports Suspended 2/3 t after the send time of
 			// the last request answered, and the server may expire the
@@ -308,7 +309,7 @@ func TestTraceLeaseEndOnFault(t *testing.T) {
 			// to run. t/4 leaves t/12 of that for a loaded machine.
 			assert.GreaterOrEqual(t, e.Margin, trustTimeout/4, "told too late")
 		case session.OnlyLostIsLost:
-			assert.Equal(t, recipes.EndSessionLost, e.Cause)
+			assert.Equal(t, locktrace.EndSessionLost, e.Cause)
 			assert.ErrorIs(t, e.Err, session.ErrSessionLost)
 			// Trusted until t less the drift margin after that send time:
 			// the margin is the drift margin less scheduling; it must not
@@ -333,7 +334,7 @@ func TestTraceLeaseEndClosed(t *testing.T) {
 	c.Close()
 	e := rec.AwaitEnd(t, 1)
 	assert.Equal(t, mutexID(path), e.Lock)
-	assert.Equal(t, recipes.EndClosed, e.Cause)
+	assert.Equal(t, locktrace.EndClosed, e.Cause)
 	assert.ErrorIs(t, e.Err, recipes.ErrLockLost)
 	assert.ErrorIs(t, e.Err, session.ErrClosed)
 	require.ErrorIs(t, lease.Release(ctxT(t)), recipes.ErrLockLost)
@@ -359,7 +360,7 @@ func TestTraceLeaseEndGone(t *testing.T) {
 	require.ErrorIs(t, err, recipes.ErrLockLost)
 	ends := rec.Ends()
 	require.Len(t, ends, 1)
-	assert.Equal(t, recipes.EndGone, ends[0].Cause)
+	assert.Equal(t, locktrace.EndGone, ends[0].Cause)
 	assert.Equal(t, err, ends[0].Err, "Release's error")
 	assert.False(t, ends[0].HasMargin)
 }
@@ -384,7 +385,7 @@ func TestTraceLeaseEndRevoked(t *testing.T) {
 	require.NoError(t, lease.Release(ctxT(t)))
 	ends := rec.Ends()
 	require.Len(t, ends, 1)
-	assert.Equal(t, recipes.EndRevoked, ends[0].Cause)
+	assert.Equal(t, locktrace.EndRevoked, ends[0].Cause)
 	assert.ErrorIs(t, ends[0].Err, recipes.ErrReleased)
 	assert.False(t, ends[0].HasMargin)
 	assert.Equal(t, mutexID(path), ends[0].Lock)

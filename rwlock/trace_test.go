@@ -8,6 +8,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -21,8 +22,8 @@ func TestTraceReadWrite(t *testing.T) {
 	l := newRW(t, connect(t, servers, session.WithTrace(rec.Trace())), path)
 	other := newRW(t, connect(t, servers), path) // not traced
 	ctx := ctxT(t)
-	readID := recipes.LockID{Backend: "zookeeper", Kind: "read", Name: path}
-	writeID := recipes.LockID{Backend: "zookeeper", Kind: "write", Name: path}
+	readID := locktrace.LockID{Backend: "zookeeper", Kind: "read", Name: path}
+	writeID := locktrace.LockID{Backend: "zookeeper", Kind: "write", Name: path}
 
 	otherRead, err := other.ReadLock().Acquire(ctx)
 	require.NoError(t, err)
@@ -30,22 +31,22 @@ func TestTraceReadWrite(t *testing.T) {
 	require.NoError(t, err)
 	d := rec.Dones()[0]
 	assert.Equal(t, readID, d.Lock)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.False(t, d.Contended, "readers share")
 	require.NoError(t, read.Release(ctx))
 	e := rec.AwaitEnd(t, 1)
 	assert.Equal(t, readID, e.Lock)
-	assert.Equal(t, recipes.EndReleased, e.Cause)
+	assert.Equal(t, locktrace.EndReleased, e.Cause)
 
 	_, err = l.WriteLock().TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	d = rec.Dones()[1]
 	assert.Equal(t, writeID, d.Lock)
-	assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeLocked, d.Outcome)
 	assert.True(t, d.Contended, "a reader holds it")
 	q := rec.Queued()
 	require.Len(t, q, 1)
-	assert.Equal(t, recipes.AcquireQueuedInfo{ID: d.ID, Lock: writeID, Try: true}, q[0])
+	assert.Equal(t, locktrace.AcquireQueuedInfo{ID: d.ID, Lock: writeID, Try: true}, q[0])
 
 	ws := l.WriteLock()
 	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return ws.Acquire(ctx) })
@@ -54,12 +55,12 @@ func TestTraceReadWrite(t *testing.T) {
 	write := pending.Acquired(t, "the writer, once the reader released")
 	d = rec.AwaitDone(t, 3)
 	assert.Equal(t, writeID, d.Lock)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.True(t, d.Contended)
 	assert.Equal(t, zktest.Token(t, write), d.Token)
 	require.NoError(t, write.Release(ctx))
 	e = rec.AwaitEnd(t, 2)
 	assert.Equal(t, writeID, e.Lock)
-	assert.Equal(t, recipes.EndReleased, e.Cause)
+	assert.Equal(t, locktrace.EndReleased, e.Cause)
 	assert.Len(t, rec.Starts(), 3)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -19,7 +20,7 @@ func TestTraceSemaphore(t *testing.T) {
 	const path = "/trace/semaphore"
 	servers := sharedServers(t)
 	ctx := ctxT(t)
-	id := recipes.LockID{Backend: "zookeeper", Kind: "semaphore", Name: path}
+	id := locktrace.LockID{Backend: "zookeeper", Kind: "semaphore", Name: path}
 	rec := tracetest.New()
 	s, err := semaphore.New(connect(t, servers, session.WithTrace(rec.Trace())), path, 2)
 	require.NoError(t, err)
@@ -30,7 +31,7 @@ func TestTraceSemaphore(t *testing.T) {
 	require.NoError(t, err)
 	d := rec.AwaitDone(t, 1)
 	assert.Equal(t, id, d.Lock)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.False(t, d.Contended)
 	theirs, err := other.Acquire(ctx, 1) // full now
 	require.NoError(t, err)
@@ -38,17 +39,17 @@ func TestTraceSemaphore(t *testing.T) {
 	_, err = s.TryAcquire(ctx, 1)
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	d = rec.AwaitDone(t, 2)
-	assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeLocked, d.Outcome)
 	assert.True(t, d.Contended, "the semaphore is full")
 	require.Len(t, rec.Queued(), 1)
-	assert.Equal(t, recipes.AcquireQueuedInfo{ID: d.ID, Lock: id, Try: true}, rec.Queued()[0])
+	assert.Equal(t, locktrace.AcquireQueuedInfo{ID: d.ID, Lock: id, Try: true}, rec.Queued()[0])
 
 	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return s.Acquire(ctx, 1) })
 	rec.Await(t, "the waiter queued", func(r *tracetest.Recorder) bool { return len(r.Queued()) == 2 })
 	require.NoError(t, theirs.Release(ctx))
 	next := pending.Acquired(t, "the waiter, once a lease was released")
 	d = rec.AwaitDone(t, 3)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.True(t, d.Contended)
 	assert.Equal(t, d.ID, rec.Queued()[1].ID)
 
@@ -58,6 +59,6 @@ func TestTraceSemaphore(t *testing.T) {
 	require.Len(t, ends, 2, "one LeaseEnd per holding")
 	for _, e := range ends {
 		assert.Equal(t, id, e.Lock)
-		assert.Equal(t, recipes.EndReleased, e.Cause)
+		assert.Equal(t, locktrace.EndReleased, e.Cause)
 	}
 }

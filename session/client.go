@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Client is a long-lived ZooKeeper client: one connection at a time, one
@@ -195,7 +195,7 @@ func (c *Client) applyLocked(in input, id int64) {
 		c.log.Log(context.Background(), level, "zookeeper connection state",
 			"state", ch.State.String(), "session", fmt.Sprintf("0x%x", ch.SessionID), "err", ch.Err)
 		if t := c.cfg.trace; t != nil && t.SessionState != nil {
-			t.SessionState(recipes.SessionStateInfo{State: ch.State.String(), SessionID: ch.SessionID, Err: ch.Err})
+			t.SessionState(locktrace.SessionStateInfo{State: ch.State.String(), SessionID: ch.SessionID, Err: ch.Err})
 		}
 		for _, s := range c.subs {
 			s.push(ch)
@@ -273,7 +273,7 @@ func (c *Client) Namespace() string { return string(c.cfg.namespace) }
 
 // Trace returns the trace WithTrace set (nil when none), for recipes built
 // on the client.
-func (c *Client) Trace() *recipes.Trace { return c.cfg.trace }
+func (c *Client) Trace() *locktrace.Trace { return c.cfg.trace }
 
 // Logger returns the client's logger, for recipes built on it.
 func (c *Client) Logger() *slog.Logger { return c.log }

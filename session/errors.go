@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
@@ -22,13 +23,13 @@ var (
 	// bad input of every package.
 	ErrInvalidArgument = fmt.Errorf("session: %w", recipes.ErrInvalidArgument)
 	// ErrClosed: the Client was closed.
-	ErrClosed = recipes.NewEndError("session: client closed", recipes.EndClosed)
+	ErrClosed = locktrace.NewEndError("session: client closed", locktrace.EndClosed)
 	// ErrSuspended is the cause of a session value's end under the default
 	// policy when the connection was lost and the session may still live.
-	ErrSuspended = recipes.NewEndError("session: connection suspended", recipes.EndSuspended)
+	ErrSuspended = locktrace.NewEndError("session: connection suspended", locktrace.EndSuspended)
 	// ErrSessionLost is the cause of a session value's end when the session
 	// expired, or was suspended past what the error policy allows.
-	ErrSessionLost = recipes.NewEndError("session: session lost", recipes.EndSessionLost)
+	ErrSessionLost = locktrace.NewEndError("session: session lost", locktrace.EndSessionLost)
 	// ErrRetriesExhausted: a retryable error persisted past the RetryPolicy.
 	ErrRetriesExhausted = errors.New("session: retries exhausted")
 	// ErrGuardFailed: a guarded write (CreateWithZxid with guards, a lease's

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Named defaults of the Client.
@@ -37,7 +37,7 @@ type config struct {
 	auth              [][]byte // digest credentials "user:password"
 	policy            ErrorPolicy
 	maxRequest        int // bytes
-	trace             *recipes.Trace
+	trace             *locktrace.Trace
 	serverTick        time.Duration
 	tls               *tls.Config // WithTLS; nil: plain TCP
 }
@@ -275,11 +275,11 @@ func WithServerTick(d time.Duration) Option {
 
 // WithTrace reports to t the client's connection states (SessionState),
 // its attempts to connect to a server (Connect), and the acquisitions and
-// leases of every recipe made on the client (see recipes.Trace; a trace
+// leases of every recipe made on the client (see locktrace.Trace; a trace
 // in an Acquire's context is called too). Its hooks are called on the
 // client's goroutines, SessionState under the client's state lock: they
 // must not block or call the client.
-func WithTrace(t *recipes.Trace) Option {
+func WithTrace(t *locktrace.Trace) Option {
 	return func(c *config) error {
 		c.trace = t
 		return nil

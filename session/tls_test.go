@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -32,7 +33,7 @@ func connectFails(t *testing.T, servers []string, opts ...session.Option) (*trac
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	record := tr.Connect
-	tr.Connect = func(ci recipes.ConnectInfo) {
+	tr.Connect = func(ci locktrace.ConnectInfo) {
 		record(ci)
 		if ci.Err == nil {
 			return

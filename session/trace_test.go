@@ -10,12 +10,12 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // stateNames are the State of reports.
-func stateNames(reports []recipes.SessionStateInfo) []string {
+func stateNames(reports []locktrace.SessionStateInfo) []string {
 	names := make([]string, len(reports))
 	for i, r := range reports {
 		names[i] = r.State
@@ -25,14 +25,14 @@ func stateNames(reports []recipes.SessionStateInfo) []string {
 
 // awaitStates waits (bounded) until rec has n SessionState reports and
 // returns them.
-func awaitStates(t *testing.T, rec *tracetest.Recorder, n int) []recipes.SessionStateInfo {
+func awaitStates(t *testing.T, rec *tracetest.Recorder, n int) []locktrace.SessionStateInfo {
 	t.Helper()
 	rec.Await(t, fmt.Sprintf("%d session states", n), func(r *tracetest.Recorder) bool { return len(r.States()) >= n })
 	return rec.States()
 }
 
 // connectsTo returns the Connect reports of attempts at server.
-func connectsTo(rec *tracetest.Recorder, server string) (ok, failed []recipes.ConnectInfo) {
+func connectsTo(rec *tracetest.Recorder, server string) (ok, failed []locktrace.ConnectInfo) {
 	for _, c := range rec.Connects() {
 		if c.Server != server {
 			continue
@@ -59,7 +59,7 @@ func TestTraceSessionStates(t *testing.T) {
 	s, err := c.Session(ctxT(t))
 	require.NoError(t, err)
 	got := awaitStates(t, rec, 1)
-	assert.Equal(t, recipes.SessionStateInfo{State: "Connected", SessionID: s.ID()}, got[0])
+	assert.Equal(t, locktrace.SessionStateInfo{State: "Connected", SessionID: s.ID()}, got[0])
 
 	p.Cut(t)
 	expect(t, states, session.Suspended)

@@ -302,7 +302,7 @@ was told ("told D after" when it was told late), then the error:
     before the server could let the lock go): recipes: lock lost: ...
 A wait that ends without the lock is reported as "waited D for LOCK:
 timeout (contended)" (or locked, for --try, or canceled). These come from
-a recipes.Trace that zklock attaches to its acquire's context: the loss is
+a locktrace.Trace that zklock attaches to its acquire's context: the loss is
 printed as the library tells it, before COMMAND is terminated.
 
 zklock ls [flags] PATH prints the holders and the waiters of the ZooKeeper

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -175,7 +176,7 @@ func (r *runner) acquire() (recipes.Lease, int) {
 	if r.rep.verbose {
 		// The lease keeps the trace: its end is reported too.
 		r.trace = newLeaseTrace(r.rep, r.lockName())
-		ctx = recipes.WithTrace(ctx, r.trace.trace())
+		ctx = locktrace.WithTrace(ctx, r.trace.trace())
 	}
 	var lease recipes.Lease
 	var err error

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // leaseTrace is -v's report of the wait and of the lease's end, fed by a
-// recipes.Trace on the acquire's context (recipes.WithTrace), the same on
+// locktrace.Trace on the acquire's context (locktrace.WithTrace), the same on
 // every backend. AcquireDone is kept for the messages run.go prints after
 // the acquire; LeaseEnd and a failed Renewal are printed from the hook,
 // one line on stderr each, as the library reports them (a loss as soon as
@@ -22,7 +22,7 @@ type leaseTrace struct {
 	endOnce sync.Once
 
 	mu       sync.Mutex
-	done     recipes.AcquireDoneInfo
+	done     locktrace.AcquireDoneInfo
 	hasDone  bool
 	acquired time.Time // when the acquire returned with the lease
 }
@@ -38,15 +38,15 @@ func newLeaseTrace(rep *reporter, name string) *leaseTrace {
 }
 
 // trace is the Trace to attach to the acquire's context.
-func (lt *leaseTrace) trace() *recipes.Trace {
-	return &recipes.Trace{AcquireDone: lt.acquireDone, LeaseEnd: lt.leaseEnd, Renewal: lt.renewal}
+func (lt *leaseTrace) trace() *locktrace.Trace {
+	return &locktrace.Trace{AcquireDone: lt.acquireDone, LeaseEnd: lt.leaseEnd, Renewal: lt.renewal}
 }
 
-func (lt *leaseTrace) acquireDone(i recipes.AcquireDoneInfo) {
+func (lt *leaseTrace) acquireDone(i locktrace.AcquireDoneInfo) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	lt.done, lt.hasDone = i, true
-	if i.Outcome == recipes.OutcomeAcquired {
+	if i.Outcome == locktrace.OutcomeAcquired {
 		lt.acquired = time.Now()
 	}
 }
@@ -73,7 +73,7 @@ func (lt *leaseTrace) gaveUp() string {
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	if !lt.hasDone || lt.done.Outcome == recipes.OutcomeAcquired {
+	if !lt.hasDone || lt.done.Outcome == locktrace.OutcomeAcquired {
 		return ""
 	}
 	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome,
@@ -92,7 +92,7 @@ func contention(c bool) string {
 // before the server could let the lock go): ERR". The time held is
 // counted from the acquire's return (the library's Held counts from its
 // start) to the report.
-func (lt *leaseTrace) leaseEnd(i recipes.LeaseEndInfo) {
+func (lt *leaseTrace) leaseEnd(i locktrace.LeaseEndInfo) {
 	held := i.Held
 	lt.mu.Lock()
 	if !lt.acquired.IsZero() {
@@ -117,12 +117,12 @@ func (lt *leaseTrace) awaitEnd() {
 	}
 }
 
-func leaseEndMessage(name string, held time.Duration, i recipes.LeaseEndInfo) string {
+func leaseEndMessage(name string, held time.Duration, i locktrace.LeaseEndInfo) string {
 	msg := fmt.Sprintf("held %s for %s: ", name, fmtDuration(held))
 	switch i.Cause {
-	case recipes.EndReleased:
+	case locktrace.EndReleased:
 		return msg + "released"
-	case recipes.EndRevoked:
+	case locktrace.EndRevoked:
 		return msg + "released on request (revoked)"
 	}
 	msg += "lost (" + causeText(i.Cause)
@@ -141,19 +141,19 @@ func leaseEndMessage(name string, held time.Duration, i recipes.LeaseEndInfo) st
 }
 
 // causeText says a lease's end cause in words.
-func causeText(c recipes.EndCause) string {
+func causeText(c locktrace.EndCause) string {
 	switch c {
-	case recipes.EndSuspended:
+	case locktrace.EndSuspended:
 		return "connection suspended"
-	case recipes.EndSessionLost:
+	case locktrace.EndSessionLost:
 		return "session lost"
-	case recipes.EndClosed:
+	case locktrace.EndClosed:
 		return "client closed"
-	case recipes.EndTTLLapsed:
+	case locktrace.EndTTLLapsed:
 		return "TTL lapsed"
-	case recipes.EndGone:
+	case locktrace.EndGone:
 		return "lock gone from the server"
-	case recipes.EndRenewalFailed:
+	case locktrace.EndRenewalFailed:
 		return "renewal failed"
 	}
 	return string(c)
@@ -161,7 +161,7 @@ func causeText(c recipes.EndCause) string {
 
 // renewal prints a failed renewal of a TTL lease (the lease may still be
 // held: a renewal is retried while the TTL allows).
-func (lt *leaseTrace) renewal(i recipes.RenewalInfo) {
+func (lt *leaseTrace) renewal(i locktrace.RenewalInfo) {
 	if i.Err != nil {
 		lt.rep.infof("renewing %s failed after %s: %v", lt.name, fmtDuration(i.Latency), i.Err)
 	}

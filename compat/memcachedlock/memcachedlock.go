@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Memcached is what the lock needs of a gomemcache client; *memcache.Client
@@ -151,7 +152,7 @@ func invalid(format string, args ...any) error {
 type Lock struct {
 	c        *Client
 	key      string
-	trace    *recipes.Trace
+	trace    *locktrace.Trace
 	aliveKey string // the marker: the server has not forgotten since it was written
 	quietKey string // there while the server may have forgotten a holder
 	ttl      time.Duration
@@ -165,7 +166,7 @@ type Option func(*options)
 
 type options struct {
 	ttl   time.Duration
-	trace *recipes.Trace
+	trace *locktrace.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it:
@@ -283,7 +284,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "memcached", Kind: "lock", Name: l.key}, !wait,
+	return ttl.Acquire(ctx, l, l.trace, locktrace.LockID{Backend: "memcached", Kind: "lock", Name: l.key}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) { return l.take(ctx, wait, a) })
 }
 
@@ -310,5 +311,5 @@ func (c *Client) Close() error {
 func (l *Lock) seconds() int32 { return int32(l.ttl / time.Second) }
 
 // WithTrace reports the lock's acquisitions, leases and renewals to t (see
-// recipes.Trace); a trace in an Acquire's context is called too.
-func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }
+// locktrace.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *locktrace.Trace) Option { return func(o *options) { o.trace = t } }

@@ -19,6 +19,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // The secured server's user, and the prefix of the tests' locks.
@@ -169,7 +170,7 @@ func TestRenewalRetriesARefusedCertificate(t *testing.T) {
 		refusals atomic.Int32
 		renewed  atomic.Int32 // renewals confirmed
 	)
-	trace := &recipes.Trace{Renewal: func(ri recipes.RenewalInfo) {
+	trace := &locktrace.Trace{Renewal: func(ri locktrace.RenewalInfo) {
 		if ri.Err == nil {
 			renewed.Add(1)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // traceBackend is the trace scenarios' view of the server m; the locks
@@ -18,13 +19,13 @@ import (
 // operator).
 func traceBackend(m *harness.Memcached, p *harness.Proxy) tracetest.Backend {
 	return tracetest.Backend{
-		ID: func(key string) recipes.LockID {
-			return recipes.LockID{Backend: "memcached", Kind: "lock", Name: key}
+		ID: func(key string) locktrace.LockID {
+			return locktrace.LockID{Backend: "memcached", Kind: "lock", Name: key}
 		},
-		Lock: func(t *testing.T, key string, tr *recipes.Trace) recipes.Locker {
+		Lock: func(t *testing.T, key string, tr *locktrace.Trace) recipes.Locker {
 			return newLock(t, client(t, m.Addr()), key, append(withServer(m, faultTTL), memcachedlock.WithTrace(tr))...)
 		},
-		Broken: func(t *testing.T, key string, tr *recipes.Trace) recipes.Locker {
+		Broken: func(t *testing.T, key string, tr *locktrace.Trace) recipes.Locker {
 			return newLock(t, memcache.New(), key, memcachedlock.WithoutEvictionCheck(), memcachedlock.WithTrace(tr))
 		},
 		BrokenErr: func(t *testing.T, err error) { require.ErrorIs(t, err, memcache.ErrNoServers) },
@@ -34,7 +35,7 @@ func traceBackend(m *harness.Memcached, p *harness.Proxy) tracetest.Backend {
 		NotOurs: ttl.ErrNotOurs,
 		// The renewal the blackhole swallows is retried until the lease's
 		// deadline.
-		Lapse: func(t *testing.T, key string, tr *recipes.Trace) tracetest.Cut {
+		Lapse: func(t *testing.T, key string, tr *locktrace.Trace) tracetest.Cut {
 			l := newLock(t, client(t, p.Addr()), key, append(withServer(m, faultTTL), memcachedlock.WithTrace(tr))...)
 			return tracetest.Cut{Lock: l, Blackhole: func() { p.Blackhole(t) }, Restore: func() { p.Restore(t) }}
 		},

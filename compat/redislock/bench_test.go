@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // BenchmarkUncontended: one Acquire and Release per op on one Redis, with
@@ -13,18 +13,18 @@ import (
 // before them) and with a trace whose hooks do nothing.
 func BenchmarkUncontended(b *testing.B) {
 	r := harness.StartRedis(b)
-	nop := &recipes.Trace{
-		AcquireStart: func(recipes.AcquireStartInfo) {},
-		AcquireDone:  func(recipes.AcquireDoneInfo) {},
-		LeaseEnd:     func(recipes.LeaseEndInfo) {},
-		Renewal:      func(recipes.RenewalInfo) {},
+	nop := &locktrace.Trace{
+		AcquireStart: func(locktrace.AcquireStartInfo) {},
+		AcquireDone:  func(locktrace.AcquireDoneInfo) {},
+		LeaseEnd:     func(locktrace.LeaseEndInfo) {},
+		Renewal:      func(locktrace.RenewalInfo) {},
 	}
 	for _, bc := range []struct {
 		name string
 		ctx  context.Context
 	}{
 		{"trace=none", context.Background()},
-		{"trace=nop", recipes.WithTrace(context.Background(), nop)},
+		{"trace=nop", locktrace.WithTrace(context.Background(), nop)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			l := newLock(b, client(b, r.Addr()), "bench")

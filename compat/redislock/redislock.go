@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Redis is what the locks need of a go-redis client: scripts, and
@@ -176,7 +177,7 @@ type Lock struct {
 	c         *Client
 	name      string
 	prefix    string // of its keys and channel (WithKeyPrefix)
-	trace     *recipes.Trace
+	trace     *locktrace.Trace
 	keys      []string // lock, fence, queue, quiet
 	renewKeys []string // lock, quiet
 	channel   string   // its Client's grant channel for it
@@ -196,7 +197,7 @@ type Option func(*options)
 
 type options struct {
 	ttl   time.Duration
-	trace *recipes.Trace
+	trace *locktrace.Trace
 
 	acks       int
 	ackTimeout time.Duration
@@ -293,7 +294,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	if l.c.isClosed() {
 		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
 	}
-	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
+	return ttl.Acquire(ctx, l, l.trace, locktrace.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
 			return grants.Wait(ctx, &waiting{l: l, id: uuid.NewString()}, wait, l.ttl, a)
 		})
@@ -455,5 +456,5 @@ func errRedis(what string, err error) error {
 }
 
 // WithTrace reports the lock's acquisitions, leases and renewals to t (see
-// recipes.Trace); a trace in an Acquire's context is called too.
-func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }
+// locktrace.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *locktrace.Trace) Option { return func(o *options) { o.trace = t } }

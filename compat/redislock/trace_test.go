@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // outOfQuiet waits until a new server grants locks of TTL d at once: it
@@ -26,13 +27,13 @@ func outOfQuiet(t *testing.T, addr string, d time.Duration) {
 // traceBackend is the trace scenarios' view of the server r.
 func traceBackend(r *harness.Redis) tracetest.Backend {
 	return tracetest.Backend{
-		ID: func(name string) recipes.LockID {
-			return recipes.LockID{Backend: "redis", Kind: "lock", Name: name}
+		ID: func(name string) locktrace.LockID {
+			return locktrace.LockID{Backend: "redis", Kind: "lock", Name: name}
 		},
-		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Lock: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			return newLock(t, client(t, r.Addr()), name, redislock.WithTrace(tr))
 		},
-		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Broken: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			closed := redis.NewClient(&redis.Options{Addr: r.Addr()})
 			require.NoError(t, closed.Close())
 			c, err := redislock.NewClient(closed)
@@ -45,7 +46,7 @@ func traceBackend(r *harness.Redis) tracetest.Backend {
 			require.NoError(t, rdb(t, r.Addr()).Del(ctxT(t), "{"+name+"}").Err())
 		},
 		NotOurs: ttl.ErrNotOurs,
-		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
+		Lapse: func(t *testing.T, name string, tr *locktrace.Trace) tracetest.Cut {
 			p := harness.NewProxy(t, r.Addr())
 			// A client that bounds a request by its context, as the
 			// renewal's ends at the lease's deadline: the renewal the

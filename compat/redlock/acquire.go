@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Acquire waits until a majority of the servers give the lock within its
@@ -40,7 +41,7 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	return ttl.Acquire(ctx, l, l.o.trace, recipes.LockID{Backend: "redlock", Kind: "lock", Name: l.name}, !wait,
+	return ttl.Acquire(ctx, l, l.o.trace, locktrace.LockID{Backend: "redlock", Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
 			if err := l.checkOpen(); err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Redis is what the lock needs of each server's go-redis client: scripts.
@@ -135,7 +136,7 @@ type Option func(*options)
 
 type options struct {
 	ttl, serverTimeout, retryDelay time.Duration
-	trace                          *recipes.Trace
+	trace                          *locktrace.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -202,5 +203,5 @@ func (l *Lock) String() string { return "redlock " + l.name }
 func (l *Lock) quorum() int { return l.c.quorum() }
 
 // WithTrace reports the lock's acquisitions, leases and renewals to t (see
-// recipes.Trace); a trace in an Acquire's context is called too.
-func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }
+// locktrace.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *locktrace.Trace) Option { return func(o *options) { o.trace = t } }

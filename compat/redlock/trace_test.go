@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // traceTTL is the TTL of the traced locks, as the contract's; their
@@ -48,17 +49,17 @@ func proxied(t *testing.T, servers []*harness.Redis) ([]redlock.Redis, []*harnes
 // token, and its renewals are extensions.
 func traceBackend(servers []*harness.Redis) tracetest.Backend {
 	return tracetest.Backend{
-		ID: func(name string) recipes.LockID {
-			return recipes.LockID{Backend: "redlock", Kind: "lock", Name: name}
+		ID: func(name string) locktrace.LockID {
+			return locktrace.LockID{Backend: "redlock", Kind: "lock", Name: name}
 		},
-		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Lock: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			return traced(t, clients(t, servers), name, traceTTL, redlock.WithTrace(tr))
 		},
 		Contender: func(t *testing.T, name string) recipes.Locker {
 			return traced(t, clients(t, servers), name, traceTTL, redlock.WithRetryDelay(10*time.Millisecond))
 		},
 		NoToken: true,
-		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Broken: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			closed := clients(t, servers)
 			for _, c := range closed {
 				require.NoError(t, c.(*redis.Client).Close())
@@ -73,7 +74,7 @@ func traceBackend(servers []*harness.Redis) tracetest.Backend {
 		},
 		NotOurs: ttl.ErrNotOurs,
 		// Every server blackholed: the extension in flight gets no answer.
-		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
+		Lapse: func(t *testing.T, name string, tr *locktrace.Trace) tracetest.Cut {
 			rs, proxies := proxied(t, servers)
 			l := traced(t, rs, name, lapseTTL, redlock.WithTrace(tr))
 			return tracetest.Cut{

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // authPassword is the password of the test's server: a value no message
@@ -82,7 +82,7 @@ func TestPasswordRotationKeepsLease(t *testing.T) {
 				refused bool // a new connection had been refused before it
 			}
 			reports := make(chan report, 64)
-			trace := &recipes.Trace{Renewal: func(i recipes.RenewalInfo) {
+			trace := &locktrace.Trace{Renewal: func(i locktrace.RenewalInfo) {
 				select {
 				case reports <- report{i.Err, r.pool.refused.Load() > 0}:
 				default:

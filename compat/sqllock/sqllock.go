@@ -17,6 +17,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
@@ -285,7 +286,7 @@ const cancelTimeout = 5 * time.Second
 type Lock struct {
 	c     *Client
 	name  string
-	trace *recipes.Trace
+	trace *locktrace.Trace
 	ttl   time.Duration
 	terms ttl.Terms // of its leases
 	mysql *companion
@@ -298,7 +299,7 @@ type Option func(*options)
 
 type options struct {
 	ttl   time.Duration
-	trace *recipes.Trace
+	trace *locktrace.Trace
 }
 
 // WithTTL sets how long the lock outlives a holder that stops renewing it
@@ -388,7 +389,7 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 	if l.c.dialect == MySQL {
 		backend = "mysql"
 	}
-	return ttl.Acquire(ctx, l, l.trace, recipes.LockID{Backend: backend, Kind: "lock", Name: l.name}, !wait,
+	return ttl.Acquire(ctx, l, l.trace, locktrace.LockID{Backend: backend, Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
 			if l.c.dialect == MySQL {
 				return l.acquireMySQL(ctx, wait, a)
@@ -497,5 +498,5 @@ func errDB(what string, err error) error {
 }
 
 // WithTrace reports the lock's acquisitions, leases and renewals to t (see
-// recipes.Trace); a trace in an Acquire's context is called too.
-func WithTrace(t *recipes.Trace) Option { return func(o *options) { o.trace = t } }
+// locktrace.Trace); a trace in an Acquire's context is called too.
+func WithTrace(t *locktrace.Trace) Option { return func(o *options) { o.trace = t } }

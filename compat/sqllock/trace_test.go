@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // traceTTL is the TTL of the traced locks, as the contract's.
@@ -20,17 +21,17 @@ const traceTTL = time.Second
 // someone else.
 func traceBackend(s server, addr string) tracetest.Backend {
 	return tracetest.Backend{
-		ID: func(name string) recipes.LockID {
+		ID: func(name string) locktrace.LockID {
 			backend := "postgres"
 			if s.driver == "mysql" {
 				backend = "mysql"
 			}
-			return recipes.LockID{Backend: backend, Kind: "lock", Name: name}
+			return locktrace.LockID{Backend: backend, Kind: "lock", Name: name}
 		},
-		Lock: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Lock: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			return newLock(t, s.client(t), name, sqllock.WithTTL(traceTTL), sqllock.WithTrace(tr))
 		},
-		Broken: func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker {
+		Broken: func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker {
 			closed := open(t, s.driver, s.dsn)
 			c := s.clientOn(t, closed)
 			require.NoError(t, closed.Close())
@@ -42,7 +43,7 @@ func traceBackend(s server, addr string) tracetest.Backend {
 		},
 		Lose:    func(t *testing.T, name string) { s.steal(t, name) },
 		NotOurs: ttl.ErrNotOurs,
-		Lapse: func(t *testing.T, name string, tr *recipes.Trace) tracetest.Cut {
+		Lapse: func(t *testing.T, name string, tr *locktrace.Trace) tracetest.Cut {
 			cut, p := s.through(t, addr)
 			l := newLock(t, cut.client(t), name, sqllock.WithTTL(faultTTL), sqllock.WithTrace(tr))
 			return tracetest.Cut{Lock: l, Blackhole: func() { p.Blackhole(t) }, Restore: func() { p.Restore(t) }}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/zkrecipes/zkrecipes/contrib/otelrecipes"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
@@ -22,7 +22,7 @@ import (
 // is the MeterProvider's reader, and serves what it reads through the
 // returned handler (mount it on /metrics). Shut the MeterProvider down at
 // the end.
-func prometheusMetrics() (http.Handler, *recipes.Trace, *sdkmetric.MeterProvider, error) {
+func prometheusMetrics() (http.Handler, *locktrace.Trace, *sdkmetric.MeterProvider, error) {
 	reg := prometheus.NewRegistry()
 	exporter, err := otelprom.New(
 		otelprom.WithRegisterer(reg),
@@ -59,13 +59,13 @@ func Example() {
 	}
 	defer func() { _ = mp.Shutdown(context.Background()) }()
 
-	lock := recipes.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/locks/jobs"}
+	lock := locktrace.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/locks/jobs"}
 	start := time.Now()
-	t.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: lock, Start: start, Context: context.Background()})
-	t.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: lock})
-	t.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: lock, Outcome: recipes.OutcomeAcquired,
+	t.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: lock, Start: start, Context: context.Background()})
+	t.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: lock})
+	t.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: lock, Outcome: locktrace.OutcomeAcquired,
 		Waited: 250 * time.Millisecond, Contended: true, Token: 7, HasToken: true})
-	t.LeaseEnd(recipes.LeaseEndInfo{Lock: lock, Held: 2 * time.Second, Cause: recipes.EndReleased,
+	t.LeaseEnd(locktrace.LeaseEndInfo{Lock: lock, Held: 2 * time.Second, Cause: locktrace.EndReleased,
 		Token: 7, HasToken: true})
 
 	srv := httptest.NewServer(handler)

@@ -1,5 +1,5 @@
 // Package otelrecipes reports what the locks of zkrecipes do to
-// OpenTelemetry: New returns a recipes.Trace whose hooks record metrics
+// OpenTelemetry: New returns a locktrace.Trace whose hooks record metrics
 // and spans.
 //
 // # Attaching it
@@ -14,7 +14,7 @@
 //	// a compat lock (redislock, redlock, memcachedlock, sqllock)
 //	lk, err := redislock.New(rc, "jobs", redislock.WithTrace(t))
 //	// or one call, and the lease it takes
-//	lease, err := lk.Acquire(recipes.WithTrace(ctx, t))
+//	lease, err := lk.Acquire(locktrace.WithTrace(ctx, t))
 //
 // The hooks do not block: they record into the SDK's instruments and
 // return. Their attribute sets are computed once and kept, up to a bound.
@@ -84,7 +84,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -151,7 +151,7 @@ func WithLockNames() Option {
 
 // New returns a Trace that records the metrics and spans the package
 // documents. Its error is that of making an instrument.
-func New(opts ...Option) (*recipes.Trace, error) {
+func New(opts ...Option) (*locktrace.Trace, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -168,7 +168,7 @@ func New(opts ...Option) (*recipes.Trace, error) {
 	}
 	a.connectOK = metric.WithAttributeSet(attribute.NewSet(keyOutcome.String("ok")))
 	a.connectErr = metric.WithAttributeSet(attribute.NewSet(keyOutcome.String("error")))
-	return &recipes.Trace{
+	return &locktrace.Trace{
 		AcquireStart:  a.acquireStart,
 		AcquireQueued: a.acquireQueued,
 		AcquireDone:   a.acquireDone,
@@ -247,7 +247,7 @@ func (a *adapter) instruments(m metric.Meter) error {
 // lockKey is a lock's attributes: its name only WithLockNames.
 type lockKey struct{ backend, kind, name string }
 
-func (a *adapter) key(id recipes.LockID) lockKey {
+func (a *adapter) key(id locktrace.LockID) lockKey {
 	k := lockKey{backend: id.Backend, kind: id.Kind}
 	if a.names {
 		k.name = id.Name
@@ -265,7 +265,7 @@ func (k lockKey) attrs(kv []attribute.KeyValue) []attribute.KeyValue {
 
 type acquireKey struct {
 	lock                      lockKey
-	outcome                   recipes.Outcome
+	outcome                   locktrace.Outcome
 	contended, reentered, try bool
 }
 
@@ -276,7 +276,7 @@ func (k acquireKey) attrs(kv []attribute.KeyValue) []attribute.KeyValue {
 
 type causeKey struct {
 	lock  lockKey
-	cause recipes.EndCause
+	cause locktrace.EndCause
 }
 
 type renewalKey struct {
@@ -322,14 +322,14 @@ type acquisition struct {
 	start time.Time
 }
 
-func outcomeOf(i recipes.AcquireDoneInfo) recipes.Outcome {
+func outcomeOf(i locktrace.AcquireDoneInfo) locktrace.Outcome {
 	if i.Outcome != "" {
 		return i.Outcome
 	}
-	return recipes.OutcomeOf(i.Err)
+	return locktrace.OutcomeOf(i.Err)
 }
 
-func (a *adapter) acquireStart(i recipes.AcquireStartInfo) {
+func (a *adapter) acquireStart(i locktrace.AcquireStartInfo) {
 	ctx := i.Context
 	if ctx == nil {
 		ctx = context.Background()
@@ -350,13 +350,13 @@ func (a *adapter) acquireStart(i recipes.AcquireStartInfo) {
 	a.spans.Store(i.ID, &acquisition{span: span, start: i.Start})
 }
 
-func (a *adapter) acquireQueued(i recipes.AcquireQueuedInfo) {
+func (a *adapter) acquireQueued(i locktrace.AcquireQueuedInfo) {
 	if v, ok := a.spans.Load(i.ID); ok {
 		v.(*acquisition).span.AddEvent("queued")
 	}
 }
 
-func (a *adapter) acquireDone(i recipes.AcquireDoneInfo) {
+func (a *adapter) acquireDone(i locktrace.AcquireDoneInfo) {
 	k := a.key(i.Lock)
 	outcome := outcomeOf(i)
 	ctx := context.Background()
@@ -370,7 +370,7 @@ func (a *adapter) acquireDone(i recipes.AcquireDoneInfo) {
 	a.acquireDur.Record(ctx, i.Waited.Seconds(), a.acquireSets.get(
 		acquireKey{k, outcome, i.Contended, i.Reentered, i.Try},
 		func(k acquireKey) []attribute.KeyValue { return k.attrs(make([]attribute.KeyValue, 0, 7)) }))
-	acquired := outcome == recipes.OutcomeAcquired
+	acquired := outcome == locktrace.OutcomeAcquired
 	if acquired && !i.Reentered {
 		a.held.Add(ctx, 1, base)
 	}
@@ -408,7 +408,7 @@ func (a *adapter) acquireDone(i recipes.AcquireDoneInfo) {
 	span.End(end...)
 }
 
-func (a *adapter) leaseEnd(i recipes.LeaseEndInfo) {
+func (a *adapter) leaseEnd(i locktrace.LeaseEndInfo) {
 	ctx := context.Background()
 	k := a.key(i.Lock)
 	a.holdDur.Record(ctx, i.Held.Seconds(), a.holdSets.get(causeKey{k, i.Cause},
@@ -416,7 +416,7 @@ func (a *adapter) leaseEnd(i recipes.LeaseEndInfo) {
 			return append(k.lock.attrs(make([]attribute.KeyValue, 0, 4)), keyCause.String(string(k.cause)))
 		}))
 	a.held.Add(ctx, -1, a.base(k))
-	lost := i.Cause != recipes.EndReleased && i.Cause != recipes.EndRevoked
+	lost := i.Cause != locktrace.EndReleased && i.Cause != locktrace.EndRevoked
 	if !lost && !i.HasMargin {
 		return
 	}
@@ -433,7 +433,7 @@ func (a *adapter) leaseEnd(i recipes.LeaseEndInfo) {
 	}
 }
 
-func (a *adapter) renewal(i recipes.RenewalInfo) {
+func (a *adapter) renewal(i locktrace.RenewalInfo) {
 	k := renewalKey{lockKey{backend: i.Lock.Backend, kind: i.Lock.Kind}, i.Err == nil}
 	a.renewalDur.Record(context.Background(), i.Latency.Seconds(), a.renewalSets.get(k,
 		func(k renewalKey) []attribute.KeyValue {
@@ -448,12 +448,12 @@ func okOrError(ok bool) string {
 	return "error"
 }
 
-func (a *adapter) sessionState(i recipes.SessionStateInfo) {
+func (a *adapter) sessionState(i locktrace.SessionStateInfo) {
 	a.stateChanges.Add(context.Background(), 1, a.stateSets.get(i.State,
 		func(s string) []attribute.KeyValue { return []attribute.KeyValue{keyState.String(s)} }))
 }
 
-func (a *adapter) connect(i recipes.ConnectInfo) {
+func (a *adapter) connect(i locktrace.ConnectInfo) {
 	o := a.connectOK
 	if i.Err != nil {
 		o = a.connectErr
@@ -461,7 +461,7 @@ func (a *adapter) connect(i recipes.ConnectInfo) {
 	a.connects.Add(context.Background(), 1, o)
 }
 
-func (a *adapter) leadership(i recipes.LeadershipInfo) {
+func (a *adapter) leadership(i locktrace.LeadershipInfo) {
 	var v int64
 	if i.Leader {
 		v = 1

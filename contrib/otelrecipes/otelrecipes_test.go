@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/contrib/otelrecipes"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -26,13 +27,13 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var (
-	zkMutex = recipes.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/locks/jobs"}
-	redis   = recipes.LockID{Backend: "redis", Kind: "lock", Name: "jobs"}
+	zkMutex = locktrace.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/locks/jobs"}
+	redis   = locktrace.LockID{Backend: "redis", Kind: "lock", Name: "jobs"}
 )
 
 // fixture is a Trace from New on SDK providers the test reads.
 type fixture struct {
-	trace  *recipes.Trace
+	trace  *locktrace.Trace
 	reader *sdkmetric.ManualReader
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
@@ -81,12 +82,12 @@ func get(t *testing.T, ms map[string]metricdata.Metrics, name, unit string) metr
 
 func set(kv ...attribute.KeyValue) attribute.Set { return attribute.NewSet(kv...) }
 
-func lockAttrs(id recipes.LockID, more ...attribute.KeyValue) attribute.Set {
+func lockAttrs(id locktrace.LockID, more ...attribute.KeyValue) attribute.Set {
 	return set(append([]attribute.KeyValue{
 		attribute.String("lock.backend", id.Backend), attribute.String("lock.kind", id.Kind)}, more...)...)
 }
 
-func acquireAttrs(id recipes.LockID, outcome recipes.Outcome, contended, reentered, try bool, more ...attribute.KeyValue) attribute.Set {
+func acquireAttrs(id locktrace.LockID, outcome locktrace.Outcome, contended, reentered, try bool, more ...attribute.KeyValue) attribute.Set {
 	return lockAttrs(id, append([]attribute.KeyValue{
 		attribute.String("outcome", string(outcome)), attribute.Bool("contended", contended),
 		attribute.Bool("reentered", reentered), attribute.Bool("try", try)}, more...)...)
@@ -148,16 +149,16 @@ func enc(a attribute.Set) string { return a.Encoded(attribute.DefaultEncoder()) 
 func TestContendedAcquisitionAndRelease(t *testing.T) {
 	f := newFixture(t)
 	start := time.Now()
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: start, Context: context.Background()})
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: start, Context: context.Background()})
 	ms := f.metrics(t)
 	assert.EqualValues(t, 1, sum(t, get(t, ms, "zkrecipes.lock.waiting", "{acquisition}"), false, lockAttrs(zkMutex)))
-	f.trace.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeAcquired,
+	f.trace.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired,
 		Waited: 250 * time.Millisecond, Contended: true, Token: 7, HasToken: true})
 
 	ms = f.metrics(t)
 	dp := histogram(t, get(t, ms, "zkrecipes.lock.acquire.duration", "s"),
-		acquireAttrs(zkMutex, recipes.OutcomeAcquired, true, false, false))
+		acquireAttrs(zkMutex, locktrace.OutcomeAcquired, true, false, false))
 	assert.EqualValues(t, 1, dp.Count)
 	assert.InDelta(t, 0.25, dp.Sum, 1e-9)
 	assert.Contains(t, dp.Bounds, 0.25, "buckets in seconds")
@@ -166,7 +167,7 @@ func TestContendedAcquisitionAndRelease(t *testing.T) {
 	_, hold := ms["zkrecipes.lock.hold.duration"]
 	assert.False(t, hold, "no holding ended yet")
 
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: 2 * time.Second, Cause: recipes.EndReleased,
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: 2 * time.Second, Cause: locktrace.EndReleased,
 		Err: recipes.ErrReleased, Token: 7, HasToken: true})
 	ms = f.metrics(t)
 	assert.EqualValues(t, 0, sum(t, get(t, ms, "zkrecipes.lock.held", "{lease}"), false, lockAttrs(zkMutex)))
@@ -184,25 +185,25 @@ func TestContendedAcquisitionAndRelease(t *testing.T) {
 // their own: the held count does not move.
 func TestRefusedAndReentered(t *testing.T) {
 	f := newFixture(t)
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: redis, Try: true, Start: time.Now(), Context: context.Background()})
-	f.trace.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: redis, Try: true})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: redis, Try: true, Outcome: recipes.OutcomeLocked,
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: redis, Try: true, Start: time.Now(), Context: context.Background()})
+	f.trace.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: redis, Try: true})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: redis, Try: true, Outcome: locktrace.OutcomeLocked,
 		Err: recipes.ErrLocked, Waited: 3 * time.Millisecond, Contended: true})
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 2, Lock: redis, Start: time.Now(), Context: context.Background()})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 2, Lock: redis, Outcome: recipes.OutcomeAcquired,
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 2, Lock: redis, Start: time.Now(), Context: context.Background()})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 2, Lock: redis, Outcome: locktrace.OutcomeAcquired,
 		Waited: time.Millisecond, Reentered: true})
 	// No Outcome: classified from Err.
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 3, Lock: redis, Start: time.Now(), Context: context.Background()})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 3, Lock: redis, Err: context.DeadlineExceeded, Waited: time.Second})
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 3, Lock: redis, Start: time.Now(), Context: context.Background()})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 3, Lock: redis, Err: context.DeadlineExceeded, Waited: time.Second})
 
 	ms := f.metrics(t)
 	acq := get(t, ms, "zkrecipes.lock.acquire.duration", "s")
 	assert.Equal(t, 3, points(t, acq))
-	dp := histogram(t, acq, acquireAttrs(redis, recipes.OutcomeLocked, true, false, true))
+	dp := histogram(t, acq, acquireAttrs(redis, locktrace.OutcomeLocked, true, false, true))
 	assert.InDelta(t, 0.003, dp.Sum, 1e-9)
-	dp = histogram(t, acq, acquireAttrs(redis, recipes.OutcomeAcquired, false, true, false))
+	dp = histogram(t, acq, acquireAttrs(redis, locktrace.OutcomeAcquired, false, true, false))
 	assert.EqualValues(t, 1, dp.Count)
-	dp = histogram(t, acq, acquireAttrs(redis, recipes.OutcomeTimeout, false, false, false))
+	dp = histogram(t, acq, acquireAttrs(redis, locktrace.OutcomeTimeout, false, false, false))
 	assert.InDelta(t, 1.0, dp.Sum, 1e-9)
 	_, held := ms["zkrecipes.lock.held"]
 	assert.False(t, held, "nothing taken")
@@ -211,9 +212,9 @@ func TestRefusedAndReentered(t *testing.T) {
 
 func TestLossesAndMargins(t *testing.T) {
 	f := newFixture(t, otelrecipes.WithLockNames())
-	take := func(id uint64, lock recipes.LockID) {
-		f.trace.AcquireStart(recipes.AcquireStartInfo{ID: id, Lock: lock, Start: time.Now(), Context: context.Background()})
-		f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: id, Lock: lock, Outcome: recipes.OutcomeAcquired})
+	take := func(id uint64, lock locktrace.LockID) {
+		f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: id, Lock: lock, Start: time.Now(), Context: context.Background()})
+		f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: id, Lock: lock, Outcome: locktrace.OutcomeAcquired})
 	}
 	for id := uint64(1); id <= 5; id++ {
 		take(id, zkMutex)
@@ -221,28 +222,28 @@ func TestLossesAndMargins(t *testing.T) {
 	take(6, redis)
 	// A session lost, told 50ms late; another told 300ms ahead; a
 	// suspension with no margin; a revocation and a release, no loss.
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndSessionLost,
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndSessionLost,
 		Margin: -50 * time.Millisecond, HasMargin: true})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndSessionLost,
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndSessionLost,
 		Margin: 300 * time.Millisecond, HasMargin: true})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndSuspended})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndRevoked})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndReleased})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: redis, Held: 10 * time.Second, Cause: recipes.EndTTLLapsed,
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndSuspended})
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndRevoked})
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndReleased})
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: redis, Held: 10 * time.Second, Cause: locktrace.EndTTLLapsed,
 		Margin: 400 * time.Millisecond, HasMargin: true})
 
 	ms := f.metrics(t)
-	cause := func(c recipes.EndCause) attribute.KeyValue { return attribute.String("end.cause", string(c)) }
+	cause := func(c locktrace.EndCause) attribute.KeyValue { return attribute.String("end.cause", string(c)) }
 	losses := get(t, ms, "zkrecipes.lock.losses", "{loss}")
 	assert.Equal(t, 3, points(t, losses), "released and revoked are no losses")
 	// No lock.name on losses, even WithLockNames.
-	assert.EqualValues(t, 2, sum(t, losses, true, lockAttrs(zkMutex, cause(recipes.EndSessionLost))))
-	assert.EqualValues(t, 1, sum(t, losses, true, lockAttrs(zkMutex, cause(recipes.EndSuspended))))
-	assert.EqualValues(t, 1, sum(t, losses, true, lockAttrs(redis, cause(recipes.EndTTLLapsed))))
+	assert.EqualValues(t, 2, sum(t, losses, true, lockAttrs(zkMutex, cause(locktrace.EndSessionLost))))
+	assert.EqualValues(t, 1, sum(t, losses, true, lockAttrs(zkMutex, cause(locktrace.EndSuspended))))
+	assert.EqualValues(t, 1, sum(t, losses, true, lockAttrs(redis, cause(locktrace.EndTTLLapsed))))
 
 	margin := get(t, ms, "zkrecipes.lock.loss.margin", "s")
 	assert.Equal(t, 2, points(t, margin), "recorded only with HasMargin")
-	dp := histogram(t, margin, lockAttrs(zkMutex, cause(recipes.EndSessionLost)))
+	dp := histogram(t, margin, lockAttrs(zkMutex, cause(locktrace.EndSessionLost)))
 	assert.Equal(t, []float64{-1, -0.1, 0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}, dp.Bounds)
 	assert.EqualValues(t, 2, dp.Count)
 	assert.InDelta(t, 0.25, dp.Sum, 1e-9)
@@ -251,10 +252,10 @@ func TestLossesAndMargins(t *testing.T) {
 	minimum, ok := dp.Min.Value()
 	require.True(t, ok)
 	assert.InDelta(t, -0.05, minimum, 1e-9)
-	dp = histogram(t, margin, lockAttrs(redis, cause(recipes.EndTTLLapsed)))
+	dp = histogram(t, margin, lockAttrs(redis, cause(locktrace.EndTTLLapsed)))
 	assert.InDelta(t, 0.4, dp.Sum, 1e-9)
 
-	named := func(id recipes.LockID, more ...attribute.KeyValue) attribute.Set {
+	named := func(id locktrace.LockID, more ...attribute.KeyValue) attribute.Set {
 		return lockAttrs(id, append(more, attribute.String("lock.name", id.Name))...)
 	}
 	held := get(t, ms, "zkrecipes.lock.held", "{lease}")
@@ -262,8 +263,8 @@ func TestLossesAndMargins(t *testing.T) {
 	assert.EqualValues(t, 0, sum(t, held, false, named(redis)))
 	hold := get(t, ms, "zkrecipes.lock.hold.duration", "s")
 	assert.Equal(t, 5, points(t, hold))
-	assert.EqualValues(t, 2, histogram(t, hold, named(zkMutex, cause(recipes.EndSessionLost))).Count)
-	assert.InDelta(t, 10.0, histogram(t, hold, named(redis, cause(recipes.EndTTLLapsed))).Sum, 1e-9)
+	assert.EqualValues(t, 2, histogram(t, hold, named(zkMutex, cause(locktrace.EndSessionLost))).Count)
+	assert.InDelta(t, 10.0, histogram(t, hold, named(redis, cause(locktrace.EndTTLLapsed))).Sum, 1e-9)
 }
 
 // lock.name is on the acquisition, holding and leadership metrics only
@@ -275,10 +276,10 @@ func TestLockNames(t *testing.T) {
 			opts = append(opts, otelrecipes.WithLockNames())
 		}
 		f := newFixture(t, opts...)
-		f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: time.Now(), Context: context.Background()})
-		f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeAcquired, Waited: time.Millisecond})
-		f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Cause: recipes.EndReleased, Held: time.Millisecond})
-		f.trace.Leadership(recipes.LeadershipInfo{Lock: recipes.LockID{Backend: "zookeeper", Kind: "leader", Name: "/election"}, Leader: true})
+		f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: time.Now(), Context: context.Background()})
+		f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired, Waited: time.Millisecond})
+		f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Cause: locktrace.EndReleased, Held: time.Millisecond})
+		f.trace.Leadership(locktrace.LeadershipInfo{Lock: locktrace.LockID{Backend: "zookeeper", Kind: "leader", Name: "/election"}, Leader: true})
 		ms := f.metrics(t)
 		for _, name := range []string{"zkrecipes.lock.acquire.duration", "zkrecipes.lock.hold.duration",
 			"zkrecipes.lock.held", "zkrecipes.lock.waiting", "zkrecipes.leader.status"} {
@@ -322,17 +323,17 @@ func attrSets(t *testing.T, m metricdata.Metrics) []attribute.Set {
 
 func TestRenewalsSessionsAndLeadership(t *testing.T) {
 	f := newFixture(t, otelrecipes.WithLockNames())
-	f.trace.Renewal(recipes.RenewalInfo{Lock: redis, Latency: 20 * time.Millisecond})
-	f.trace.Renewal(recipes.RenewalInfo{Lock: redis, Latency: 30 * time.Millisecond})
-	f.trace.Renewal(recipes.RenewalInfo{Lock: redis, Latency: 2 * time.Second, Err: errors.New("i/o timeout")})
+	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 20 * time.Millisecond})
+	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 30 * time.Millisecond})
+	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 2 * time.Second, Err: errors.New("i/o timeout")})
 	for _, s := range []string{"Connected", "Suspended", "Reconnected", "Suspended", "Lost"} {
-		f.trace.SessionState(recipes.SessionStateInfo{State: s, SessionID: 42})
+		f.trace.SessionState(locktrace.SessionStateInfo{State: s, SessionID: 42})
 	}
-	f.trace.Connect(recipes.ConnectInfo{Server: "zk1:2181", Latency: time.Second, Err: errors.New("refused")})
-	f.trace.Connect(recipes.ConnectInfo{Server: "zk2:2181", Latency: time.Millisecond})
-	f.trace.Connect(recipes.ConnectInfo{Server: "zk3:2181", Latency: time.Millisecond})
-	elect := recipes.LockID{Backend: "zookeeper", Kind: "leader", Name: "/election"}
-	f.trace.Leadership(recipes.LeadershipInfo{Lock: elect, Leader: true})
+	f.trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Second, Err: errors.New("refused")})
+	f.trace.Connect(locktrace.ConnectInfo{Server: "zk2:2181", Latency: time.Millisecond})
+	f.trace.Connect(locktrace.ConnectInfo{Server: "zk3:2181", Latency: time.Millisecond})
+	elect := locktrace.LockID{Backend: "zookeeper", Kind: "leader", Name: "/election"}
+	f.trace.Leadership(locktrace.LeadershipInfo{Lock: elect, Leader: true})
 
 	ms := f.metrics(t)
 	ren := get(t, ms, "zkrecipes.lock.renewal.duration", "s")
@@ -362,7 +363,7 @@ func TestRenewalsSessionsAndLeadership(t *testing.T) {
 		return g.DataPoints[0].Value
 	}
 	assert.EqualValues(t, 1, leader())
-	f.trace.Leadership(recipes.LeadershipInfo{Lock: elect, Leader: false, Err: recipes.ErrReleased})
+	f.trace.Leadership(locktrace.LeadershipInfo{Lock: elect, Leader: false, Err: recipes.ErrReleased})
 	assert.EqualValues(t, 0, leader())
 }
 
@@ -388,13 +389,13 @@ func TestSpans(t *testing.T) {
 	f := newFixture(t)
 	ctx, parent := f.tp.Tracer("test").Start(context.Background(), "handle job")
 	start := time.Now().Add(-time.Second)
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 10, Lock: zkMutex, Start: start, Context: ctx})
-	f.trace.AcquireQueued(recipes.AcquireQueuedInfo{ID: 10, Lock: zkMutex})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 10, Lock: zkMutex, Outcome: recipes.OutcomeAcquired,
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 10, Lock: zkMutex, Start: start, Context: ctx})
+	f.trace.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 10, Lock: zkMutex})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 10, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired,
 		Waited: 250 * time.Millisecond, Contended: true, Token: 7, HasToken: true})
-	f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndReleased})
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 11, Lock: zkMutex, Start: start, Context: ctx})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 11, Lock: zkMutex, Outcome: recipes.OutcomeTimeout,
+	f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndReleased})
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 11, Lock: zkMutex, Start: start, Context: ctx})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 11, Lock: zkMutex, Outcome: locktrace.OutcomeTimeout,
 		Err: context.DeadlineExceeded, Waited: 100 * time.Millisecond})
 	parent.End()
 
@@ -453,14 +454,14 @@ func TestDefaultProviders(t *testing.T) {
 	require.NotNil(t, tr.SessionState)
 	require.NotNil(t, tr.Connect)
 	require.NotNil(t, tr.Leadership)
-	tr.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: zkMutex})
-	tr.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
-	tr.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeAcquired})
-	tr.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Cause: recipes.EndGone, HasMargin: true})
+	tr.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex})
+	tr.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
+	tr.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired})
+	tr.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Cause: locktrace.EndGone, HasMargin: true})
 	// With an SDK, no Context either.
 	f := newFixture(t)
-	f.trace.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: zkMutex})
-	f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeError, Err: errors.New("boom")})
+	f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex})
+	f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeError, Err: errors.New("boom")})
 	require.Len(t, f.spans.Ended(), 1)
 	assert.False(t, f.spans.Ended()[0].Parent().SpanID().IsValid(), "no parent")
 }
@@ -471,14 +472,14 @@ func TestPrometheusScrape(t *testing.T) {
 	handler, tr, mp, err := prometheusMetrics()
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, mp.Shutdown(context.Background())) })
-	tr.AcquireStart(recipes.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: time.Now(), Context: context.Background()})
-	tr.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
-	tr.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeAcquired,
+	tr.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex, Start: time.Now(), Context: context.Background()})
+	tr.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
+	tr.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired,
 		Waited: 250 * time.Millisecond, Contended: true})
-	tr.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndSessionLost,
+	tr.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndSessionLost,
 		Margin: -20 * time.Millisecond, HasMargin: true})
-	tr.SessionState(recipes.SessionStateInfo{State: "Lost"})
-	tr.Connect(recipes.ConnectInfo{Server: "zk1:2181"})
+	tr.SessionState(locktrace.SessionStateInfo{State: "Lost"})
+	tr.Connect(locktrace.ConnectInfo{Server: "zk1:2181"})
 
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
@@ -512,23 +513,23 @@ func TestPrometheusScrape(t *testing.T) {
 func TestConcurrentHooks(t *testing.T) {
 	f := newFixture(t, otelrecipes.WithLockNames())
 	const workers, rounds = 8, 200
-	locks := []recipes.LockID{zkMutex, redis, {Backend: "postgres", Kind: "lock", Name: "jobs"}}
+	locks := []locktrace.LockID{zkMutex, redis, {Backend: "postgres", Kind: "lock", Name: "jobs"}}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for r := range rounds {
 				id := uint64(w*rounds + r + 1)
 				lock := locks[(w+r)%len(locks)]
-				f.trace.AcquireStart(recipes.AcquireStartInfo{ID: id, Lock: lock, Start: time.Now(), Context: context.Background()})
-				f.trace.AcquireQueued(recipes.AcquireQueuedInfo{ID: id, Lock: lock})
-				f.trace.AcquireDone(recipes.AcquireDoneInfo{ID: id, Lock: lock, Outcome: recipes.OutcomeAcquired,
+				f.trace.AcquireStart(locktrace.AcquireStartInfo{ID: id, Lock: lock, Start: time.Now(), Context: context.Background()})
+				f.trace.AcquireQueued(locktrace.AcquireQueuedInfo{ID: id, Lock: lock})
+				f.trace.AcquireDone(locktrace.AcquireDoneInfo{ID: id, Lock: lock, Outcome: locktrace.OutcomeAcquired,
 					Waited: time.Millisecond, Contended: true, Token: int64(id), HasToken: true})
-				f.trace.Renewal(recipes.RenewalInfo{Lock: lock, Latency: time.Millisecond})
-				f.trace.LeaseEnd(recipes.LeaseEndInfo{Lock: lock, Held: time.Millisecond, Cause: recipes.EndTTLLapsed,
+				f.trace.Renewal(locktrace.RenewalInfo{Lock: lock, Latency: time.Millisecond})
+				f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: lock, Held: time.Millisecond, Cause: locktrace.EndTTLLapsed,
 					Margin: time.Millisecond, HasMargin: true})
-				f.trace.SessionState(recipes.SessionStateInfo{State: "Reconnected"})
-				f.trace.Connect(recipes.ConnectInfo{Server: "zk:2181"})
-				f.trace.Leadership(recipes.LeadershipInfo{Lock: lock, Leader: r%2 == 0})
+				f.trace.SessionState(locktrace.SessionStateInfo{State: "Reconnected"})
+				f.trace.Connect(locktrace.ConnectInfo{Server: "zk:2181"})
+				f.trace.Leadership(locktrace.LeadershipInfo{Lock: lock, Leader: r%2 == 0})
 			}
 		})
 	}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -55,7 +55,7 @@ type Conn interface {
 	Multi(ctx context.Context, ops ...session.Op) ([]session.OpResult, error)
 	Logger() *slog.Logger
 	// Trace is the client's trace (session.WithTrace), nil when none.
-	Trace() *recipes.Trace
+	Trace() *locktrace.Trace
 }
 
 // Client is the Conn of a session client.
@@ -113,4 +113,4 @@ func (a clientConn) Multi(ctx context.Context, ops ...session.Op) ([]session.OpR
 
 func (a clientConn) Logger() *slog.Logger { return a.c.Logger() }
 
-func (a clientConn) Trace() *recipes.Trace { return a.c.Trace() }
+func (a clientConn) Trace() *locktrace.Trace { return a.c.Trace() }

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -63,7 +63,7 @@ const (
 
 func (c *fakeConn) Logger() *slog.Logger { return c.log }
 
-func (c *fakeConn) Trace() *recipes.Trace { return nil }
+func (c *fakeConn) Trace() *locktrace.Trace { return nil }
 
 func (c *fakeConn) CreateWithZxid(ctx context.Context, path string, data []byte, mode session.CreateMode, guards ...string) (string, int64, error) {
 	var created string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -36,7 +37,7 @@ func (l *Herd) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 	if heldBy(ctx, l) != nil {
 		return nil, fmt.Errorf("%w: %s", recipes.ErrNotReentrant, l.What)
 	}
-	a := hold.Begin(ctx, l.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "exclusive", Name: l.Path}, try)
+	a := hold.Begin(ctx, l.Conn.Trace(), locktrace.LockID{Backend: Backend, Kind: "exclusive", Name: l.Path}, try)
 	le, err := acquireLoop(ctx, l.Conn, l.What, a, func(sess Session, st *acquireState) (*lease, error) {
 		return l.attempt(ctx, sess, st, try)
 	})

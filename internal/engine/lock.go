@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
@@ -33,18 +34,18 @@ func CheckPath(c *session.Client, path string) error {
 // halves of the read/write lock are Locks.
 type Lock struct {
 	q         queue
-	kind      string // recipes.LockID's Kind; "" for a lock inside a recipe, not traced
+	kind      string // locktrace.LockID's Kind; "" for a lock inside a recipe, not traced
 	revocable bool
 }
 
-// Backend is the recipes.LockID Backend of the ZooKeeper locks.
+// Backend is the locktrace.LockID Backend of the ZooKeeper locks.
 const Backend = "zookeeper"
 
 // NewLock returns the lock at path (checked by the caller), named what in
 // errors (its recipe's String), whose nodes are named lockName (after
 // Curator's protected prefix) and ordered among kinds by driver. No I/O is
 // done. kind is what its acquisitions and leases are reported as (a
-// recipes.LockID's Kind); "" for a lock a recipe uses inside (not
+// locktrace.LockID's Kind); "" for a lock a recipe uses inside (not
 // reported).
 func NewLock(c Conn, kind, what, path, lockName string, kinds []string, driver Driver, data []byte) *Lock {
 	l := &Lock{q: queue{Conn: c, What: what, Path: path, LockName: lockName, Kinds: kinds, Driver: driver, Data: data},
@@ -75,7 +76,7 @@ func (l *Lock) Acquire(ctx context.Context, try bool) (recipes.Lease, error) {
 		le, _, err := l.acquire(ctx, try, nil)
 		return le, err
 	}
-	a := hold.Begin(ctx, l.q.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: l.kind, Name: l.q.Path}, try)
+	a := hold.Begin(ctx, l.q.Conn.Trace(), locktrace.LockID{Backend: Backend, Kind: l.kind, Name: l.q.Path}, try)
 	le, reentered, err := l.acquire(ctx, try, a)
 	a.Done(le, err, reentered)
 	return le, err

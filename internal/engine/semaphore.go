@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -64,7 +65,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int, try bool) (recipes.Lease
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %s: %d leases: at least one", recipes.ErrInvalidArgument, s.What, n)
 	}
-	a := hold.Begin(ctx, s.Conn.Trace(), recipes.LockID{Backend: Backend, Kind: "semaphore", Name: s.Path}, try)
+	a := hold.Begin(ctx, s.Conn.Trace(), locktrace.LockID{Backend: Backend, Kind: "semaphore", Name: s.Path}, try)
 	for {
 		le, err := s.attempt(ctx, n, try, a)
 		if errors.Is(err, errSessionEnded) && ctx.Err() == nil {

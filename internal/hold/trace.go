@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
-// Acquisition reports one Acquire or TryAcquire to a recipes.Trace: Begin
+// Acquisition reports one Acquire or TryAcquire to a locktrace.Trace: Begin
 // at its start, Done at its return. Without a trace Begin returns nil,
 // whose methods do nothing: an untraced acquisition allocates nothing.
 type Acquisition struct {
-	t         *recipes.Trace
+	t         *locktrace.Trace
 	n         uint64 // the reports' ID
-	id        recipes.LockID
+	id        locktrace.LockID
 	try       bool
 	start     time.Time
 	contended bool
@@ -26,14 +27,14 @@ var acquisitions atomic.Uint64
 
 // Begin starts reporting an acquisition of the lock id to the trace ctx
 // carries and to the lock's own (either may be absent); ctx was checked.
-func Begin(ctx context.Context, own *recipes.Trace, id recipes.LockID, try bool) *Acquisition {
-	t := recipes.ContextTrace(ctx).And(own)
+func Begin(ctx context.Context, own *locktrace.Trace, id locktrace.LockID, try bool) *Acquisition {
+	t := locktrace.ContextTrace(ctx).And(own)
 	if t == nil {
 		return nil
 	}
 	a := &Acquisition{t: t, n: acquisitions.Add(1), id: id, try: try, start: time.Now()}
 	if t.AcquireStart != nil {
-		t.AcquireStart(recipes.AcquireStartInfo{ID: a.n, Lock: id, Try: try, Start: a.start, Context: ctx})
+		t.AcquireStart(locktrace.AcquireStartInfo{ID: a.n, Lock: id, Try: try, Start: a.start, Context: ctx})
 	}
 	return a
 }
@@ -47,7 +48,7 @@ func (a *Acquisition) Queued() {
 	}
 	a.contended = true
 	if a.t.AcquireQueued != nil {
-		a.t.AcquireQueued(recipes.AcquireQueuedInfo{ID: a.n, Lock: a.id, Try: a.try})
+		a.t.AcquireQueued(locktrace.AcquireQueuedInfo{ID: a.n, Lock: a.id, Try: a.try})
 	}
 }
 
@@ -72,7 +73,7 @@ func (a *Acquisition) Done(le recipes.Lease, err error, reentered bool) {
 	if a.t.AcquireDone == nil {
 		return
 	}
-	info := recipes.AcquireDoneInfo{ID: a.n, Lock: a.id, Try: a.try, Outcome: recipes.OutcomeOf(err), Err: err,
+	info := locktrace.AcquireDoneInfo{ID: a.n, Lock: a.id, Try: a.try, Outcome: locktrace.OutcomeOf(err), Err: err,
 		Waited: time.Since(a.start), Contended: a.contended, Reentered: reentered}
 	if c != nil {
 		info.Token, info.HasToken = c.token, c.hasToken
@@ -95,8 +96,8 @@ func (l *Lease) holdingCore() *core { return l.h }
 // traced is what a holding that reports to a trace keeps: allocated when
 // it is attached, so that an untraced holding carries one nil pointer.
 type traced struct {
-	trace    *recipes.Trace
-	id       recipes.LockID
+	trace    *locktrace.Trace
+	id       locktrace.LockID
 	acquired time.Time
 	ended    time.Time
 	revoked  bool // someone asked for the lock
@@ -105,7 +106,7 @@ type traced struct {
 
 // attach makes the holding report its end to t; a holding lost before
 // (between its start and the end of its Acquire) reports at once.
-func (h *core) attach(t *recipes.Trace, id recipes.LockID, acquired time.Time) {
+func (h *core) attach(t *locktrace.Trace, id locktrace.LockID, acquired time.Time) {
 	tr := &traced{trace: t, id: id, acquired: acquired}
 	h.mu.Lock()
 	h.tr = tr
@@ -121,17 +122,17 @@ func (h *core) attach(t *recipes.Trace, id recipes.LockID, acquired time.Time) {
 
 // Traced returns the trace the holding reports to (nil when none), and its
 // lock: for the implementation's own reports (renewals).
-func (h *core) Traced() (*recipes.Trace, recipes.LockID) {
+func (h *core) Traced() (*locktrace.Trace, locktrace.LockID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.tr == nil {
-		return nil, recipes.LockID{}
+		return nil, locktrace.LockID{}
 	}
 	return h.tr.trace, h.tr.id
 }
 
 // Revoked notes that someone asked for the lock: a release that follows is
-// reported as recipes.EndRevoked.
+// reported as locktrace.EndRevoked.
 func (h *core) Revoked() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -150,7 +151,7 @@ func (h *core) reportLoss() {
 	if tr.trace.LeaseEnd == nil {
 		return
 	}
-	info := h.endInfo(&tr, recipes.EndCauseOf(cause), cause)
+	info := h.endInfo(&tr, locktrace.EndCauseOf(cause), cause)
 	if d, ok := h.freer.(ServerDeadliner); ok {
 		if at, ok := d.ServerDeadline(); ok {
 			info.Margin, info.HasMargin = at.Sub(tr.ended), true
@@ -169,19 +170,19 @@ func (h *core) reportRelease(freeErr error) {
 	}
 	tr := *h.tr
 	h.mu.Unlock()
-	cause, err := recipes.EndReleased, error(recipes.ErrReleased)
+	cause, err := locktrace.EndReleased, error(recipes.ErrReleased)
 	switch {
 	case errors.Is(freeErr, recipes.ErrLockLost):
-		cause, err = recipes.EndGone, freeErr
+		cause, err = locktrace.EndGone, freeErr
 	case tr.revoked:
-		cause = recipes.EndRevoked
+		cause = locktrace.EndRevoked
 	case freeErr != nil:
 		err = freeErr
 	}
 	tr.trace.LeaseEnd(h.endInfo(&tr, cause, err))
 }
 
-func (h *core) endInfo(tr *traced, cause recipes.EndCause, err error) recipes.LeaseEndInfo {
-	return recipes.LeaseEndInfo{Lock: tr.id, Held: tr.ended.Sub(tr.acquired), Cause: cause, Err: err,
+func (h *core) endInfo(tr *traced, cause locktrace.EndCause, err error) locktrace.LeaseEndInfo {
+	return locktrace.LeaseEndInfo{Lock: tr.id, Held: tr.ended.Sub(tr.acquired), Cause: cause, Err: err,
 		Token: h.token, HasToken: h.hasToken}
 }

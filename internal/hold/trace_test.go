@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
-var testID = recipes.LockID{Backend: "test", Kind: "lock", Name: "l"}
+var testID = locktrace.LockID{Backend: "test", Kind: "lock", Name: "l"}
 
 // deadlined is an implementation that knows when the server may let the
 // lock go.
@@ -26,18 +27,18 @@ func (d *deadlined) ServerDeadline() (time.Time, bool) { return d.at, true }
 
 // recorded is a Trace that keeps what it is told (one goroutine).
 type recorded struct {
-	starts []recipes.AcquireStartInfo
-	queued []recipes.AcquireQueuedInfo
-	dones  []recipes.AcquireDoneInfo
-	ends   []recipes.LeaseEndInfo
+	starts []locktrace.AcquireStartInfo
+	queued []locktrace.AcquireQueuedInfo
+	dones  []locktrace.AcquireDoneInfo
+	ends   []locktrace.LeaseEndInfo
 }
 
-func (r *recorded) trace() *recipes.Trace {
-	return &recipes.Trace{
-		AcquireStart:  func(i recipes.AcquireStartInfo) { r.starts = append(r.starts, i) },
-		AcquireQueued: func(i recipes.AcquireQueuedInfo) { r.queued = append(r.queued, i) },
-		AcquireDone:   func(i recipes.AcquireDoneInfo) { r.dones = append(r.dones, i) },
-		LeaseEnd:      func(i recipes.LeaseEndInfo) { r.ends = append(r.ends, i) },
+func (r *recorded) trace() *locktrace.Trace {
+	return &locktrace.Trace{
+		AcquireStart:  func(i locktrace.AcquireStartInfo) { r.starts = append(r.starts, i) },
+		AcquireQueued: func(i locktrace.AcquireQueuedInfo) { r.queued = append(r.queued, i) },
+		AcquireDone:   func(i locktrace.AcquireDoneInfo) { r.dones = append(r.dones, i) },
+		LeaseEnd:      func(i locktrace.LeaseEndInfo) { r.ends = append(r.ends, i) },
 	}
 }
 
@@ -46,7 +47,7 @@ func (r *recorded) trace() *recipes.Trace {
 // reported once, with the margin to the implementation's deadline.
 func TestAcquisitionAndLoss(t *testing.T) {
 	var byCtx, own recorded
-	ctx := recipes.WithTrace(context.Background(), byCtx.trace())
+	ctx := locktrace.WithTrace(context.Background(), byCtx.trace())
 	a := Begin(ctx, own.trace(), testID, false)
 	a.Queued()
 	a.Queued()
@@ -62,7 +63,7 @@ func TestAcquisitionAndLoss(t *testing.T) {
 		assert.Equal(t, r.starts[0].ID, r.dones[0].ID)
 		assert.Same(t, ctx, r.starts[0].Context)
 		d := r.dones[0]
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 		assert.True(t, d.Contended)
 		assert.Equal(t, int64(9), d.Token)
 		assert.True(t, d.HasToken)
@@ -73,12 +74,12 @@ func TestAcquisitionAndLoss(t *testing.T) {
 	assert.True(t, byCtx.dones[1].Reentered)
 	assert.NotEqual(t, byCtx.dones[0].ID, byCtx.dones[1].ID)
 
-	cause := fmt.Errorf("%w: test: %w", recipes.ErrLockLost, recipes.NewEndError("session: session lost", recipes.EndSessionLost))
+	cause := fmt.Errorf("%w: test: %w", recipes.ErrLockLost, locktrace.NewEndError("session: session lost", locktrace.EndSessionLost))
 	first.h.Lose(cause)
 	first.h.Lose(errors.New("a second cause is ignored"))
 	require.Len(t, byCtx.ends, 1, "one report for the holding, not one per lease")
 	e := byCtx.ends[0]
-	assert.Equal(t, recipes.EndSessionLost, e.Cause)
+	assert.Equal(t, locktrace.EndSessionLost, e.Cause)
 	assert.Same(t, cause, e.Err)
 	assert.True(t, e.HasMargin)
 	assert.Greater(t, e.Margin, 59*time.Minute)
@@ -95,16 +96,16 @@ func TestReleaseReports(t *testing.T) {
 		name    string
 		revoked bool
 		freeErr error
-		want    recipes.EndCause
+		want    locktrace.EndCause
 	}{
-		{"released", false, nil, recipes.EndReleased},
-		{"revoked", true, nil, recipes.EndRevoked},
-		{"gone", false, fmt.Errorf("%w: node deleted", recipes.ErrLockLost), recipes.EndGone},
-		{"failed free", false, errors.New("connection lost"), recipes.EndReleased},
+		{"released", false, nil, locktrace.EndReleased},
+		{"revoked", true, nil, locktrace.EndRevoked},
+		{"gone", false, fmt.Errorf("%w: node deleted", recipes.ErrLockLost), locktrace.EndGone},
+		{"failed free", false, errors.New("connection lost"), locktrace.EndReleased},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r recorded
-			ctx := recipes.WithTrace(context.Background(), r.trace())
+			ctx := locktrace.WithTrace(context.Background(), r.trace())
 			a := Begin(ctx, nil, testID, true)
 			h, first := New(ctx, &owner{}, 0, false, &deadlined{err: tc.freeErr})
 			a.Done(first, nil, false)
@@ -126,21 +127,21 @@ func TestReleaseReports(t *testing.T) {
 // loss when the acquisition attaches it.
 func TestLossBeforeAttach(t *testing.T) {
 	var r recorded
-	ctx := recipes.WithTrace(context.Background(), r.trace())
+	ctx := locktrace.WithTrace(context.Background(), r.trace())
 	a := Begin(ctx, nil, testID, false)
 	h, first := New(ctx, &owner{}, 1, true, &deadlined{at: time.Now()})
 	h.Lose(fmt.Errorf("%w: lapsed", recipes.ErrLockLost))
 	assert.Empty(t, r.ends, "nothing attached yet")
 	a.Done(first, nil, false)
 	require.Len(t, r.ends, 1)
-	assert.Equal(t, recipes.EndLost, r.ends[0].Cause, "an unclassified cause")
+	assert.Equal(t, locktrace.EndLost, r.ends[0].Cause, "an unclassified cause")
 	assert.True(t, r.ends[0].HasMargin)
 }
 
 // Failed acquisitions report their outcome and no lease.
 func TestFailedAcquisitions(t *testing.T) {
 	var r recorded
-	ctx, cancel := context.WithCancel(recipes.WithTrace(context.Background(), r.trace()))
+	ctx, cancel := context.WithCancel(locktrace.WithTrace(context.Background(), r.trace()))
 	for _, err := range []error{
 		fmt.Errorf("%w: test", recipes.ErrLocked),
 		fmt.Errorf("%w: %w", recipes.ErrNotAcquired, context.DeadlineExceeded),
@@ -151,12 +152,12 @@ func TestFailedAcquisitions(t *testing.T) {
 		a.Done(nil, err, false)
 	}
 	cancel()
-	var got []recipes.Outcome
+	var got []locktrace.Outcome
 	for _, d := range r.dones {
 		got = append(got, d.Outcome)
 		assert.False(t, d.HasToken)
 	}
-	assert.Equal(t, []recipes.Outcome{recipes.OutcomeLocked, recipes.OutcomeTimeout, recipes.OutcomeCanceled, recipes.OutcomeError}, got)
+	assert.Equal(t, []locktrace.Outcome{locktrace.OutcomeLocked, locktrace.OutcomeTimeout, locktrace.OutcomeCanceled, locktrace.OutcomeError}, got)
 	assert.Empty(t, r.ends)
 }
 
@@ -184,17 +185,17 @@ func TestUntracedAllocatesNothing(t *testing.T) {
 // BenchmarkHolding is one acquisition's reporting and one holding's life
 // (no server): untraced, and traced with empty hooks.
 func BenchmarkHolding(b *testing.B) {
-	nop := &recipes.Trace{
-		AcquireStart: func(recipes.AcquireStartInfo) {},
-		AcquireDone:  func(recipes.AcquireDoneInfo) {},
-		LeaseEnd:     func(recipes.LeaseEndInfo) {},
+	nop := &locktrace.Trace{
+		AcquireStart: func(locktrace.AcquireStartInfo) {},
+		AcquireDone:  func(locktrace.AcquireDoneInfo) {},
+		LeaseEnd:     func(locktrace.LeaseEndInfo) {},
 	}
 	for _, bc := range []struct {
 		name string
 		ctx  context.Context
 	}{
 		{"untraced", context.Background()},
-		{"traced", recipes.WithTrace(context.Background(), nop)},
+		{"traced", locktrace.WithTrace(context.Background(), nop)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

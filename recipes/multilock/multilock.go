@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // CleanupTimeout bounds the releases the MultiLock makes on its own: of the
@@ -94,7 +95,7 @@ func (m *MultiLock) Lockers() []recipes.Locker { return slices.Clone(m.lockers) 
 func (m *MultiLock) String() string { return "multilock [" + m.names() + "]" }
 
 // names joins the members' names (their String, or type), in order: the
-// Name of the MultiLock's recipes.LockID.
+// Name of the MultiLock's locktrace.LockID.
 func (m *MultiLock) names() string {
 	names := make([]string, len(m.lockers))
 	for i, l := range m.lockers {
@@ -140,14 +141,14 @@ func (m *MultiLock) acquire(ctx context.Context, try bool) (recipes.Lease, error
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err
 	}
-	if recipes.ContextTrace(ctx) == nil { // untraced: no report, no cost
+	if locktrace.ContextTrace(ctx) == nil { // untraced: no report, no cost
 		le, _, err := m.take(ctx, try, nil)
 		if err != nil {
 			return nil, err // not a typed nil in the interface
 		}
 		return le, nil
 	}
-	a := hold.Begin(ctx, nil, recipes.LockID{Backend: traceBackend, Kind: traceKind, Name: m.names()}, try)
+	a := hold.Begin(ctx, nil, locktrace.LockID{Backend: traceBackend, Kind: traceKind, Name: m.names()}, try)
 	c := &contention{a: a}
 	le, reentered, err := m.take(ctx, try, c)
 	c.end()
@@ -186,7 +187,7 @@ func (m *MultiLock) take(ctx context.Context, try bool, c *contention) (_ *Lease
 	// report AcquireQueued to the trace their context carries).
 	mctx := actx
 	if c != nil {
-		mctx = recipes.WithTrace(actx, &recipes.Trace{AcquireQueued: c.queued})
+		mctx = locktrace.WithTrace(actx, &locktrace.Trace{AcquireQueued: c.queued})
 	}
 	for i, l := range m.lockers {
 		op, take := OpAcquire, l.Acquire
@@ -203,7 +204,7 @@ func (m *MultiLock) take(ctx context.Context, try bool, c *contention) (_ *Lease
 			taken = append(taken, lease) // released with the rest
 		}
 		if err != nil && errors.Is(err, recipes.ErrLocked) {
-			c.queued(recipes.AcquireQueuedInfo{}) // a member that does not report it
+			c.queued(locktrace.AcquireQueuedInfo{}) // a member that does not report it
 		}
 		if err != nil {
 			unwatch() // what giveUp releases is no loss

@@ -4,10 +4,10 @@ import (
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
-// What a MultiLock's reports to a recipes.Trace call it: LockID{Backend:
+// What a MultiLock's reports to a locktrace.Trace call it: LockID{Backend:
 // "multi", Kind: "multilock", Name: its members' names, joined}. Only the
 // trace of the context of Acquire or TryAcquire hears of it (a MultiLock
 // has no options); the members report their own acquisitions and leases
@@ -30,7 +30,7 @@ type contention struct {
 
 // queued reports AcquireQueued for the MultiLock, the first time. c may be
 // nil (an untraced acquisition).
-func (c *contention) queued(recipes.AcquireQueuedInfo) {
+func (c *contention) queued(locktrace.AcquireQueuedInfo) {
 	if c == nil {
 		return
 	}

@@ -11,13 +11,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/recipes/multilock"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // multiID is the LockID of a MultiLock of members in every report: its
 // members' names joined.
-func multiID(members ...recipes.Locker) recipes.LockID {
+func multiID(members ...recipes.Locker) locktrace.LockID {
 	name := ""
 	for i, m := range members {
 		if i > 0 {
@@ -25,11 +26,11 @@ func multiID(members ...recipes.Locker) recipes.LockID {
 		}
 		name += m.(interface{ String() string }).String()
 	}
-	return recipes.LockID{Backend: "multi", Kind: "multilock", Name: name}
+	return locktrace.LockID{Backend: "multi", Kind: "multilock", Name: name}
 }
 
 // ofKind keeps the reports about locks of kind.
-func ofKind[I any](infos []I, kind string, lock func(I) recipes.LockID) []I {
+func ofKind[I any](infos []I, kind string, lock func(I) locktrace.LockID) []I {
 	var out []I
 	for _, i := range infos {
 		if lock(i).Kind == kind {
@@ -39,16 +40,16 @@ func ofKind[I any](infos []I, kind string, lock func(I) recipes.LockID) []I {
 	return out
 }
 
-func multiDones(rec *tracetest.Recorder) []recipes.AcquireDoneInfo {
-	return ofKind(rec.Dones(), "multilock", func(i recipes.AcquireDoneInfo) recipes.LockID { return i.Lock })
+func multiDones(rec *tracetest.Recorder) []locktrace.AcquireDoneInfo {
+	return ofKind(rec.Dones(), "multilock", func(i locktrace.AcquireDoneInfo) locktrace.LockID { return i.Lock })
 }
 
-func multiQueued(rec *tracetest.Recorder) []recipes.AcquireQueuedInfo {
-	return ofKind(rec.Queued(), "multilock", func(i recipes.AcquireQueuedInfo) recipes.LockID { return i.Lock })
+func multiQueued(rec *tracetest.Recorder) []locktrace.AcquireQueuedInfo {
+	return ofKind(rec.Queued(), "multilock", func(i locktrace.AcquireQueuedInfo) locktrace.LockID { return i.Lock })
 }
 
-func multiEnds(rec *tracetest.Recorder) []recipes.LeaseEndInfo {
-	return ofKind(rec.Ends(), "multilock", func(i recipes.LeaseEndInfo) recipes.LockID { return i.Lock })
+func multiEnds(rec *tracetest.Recorder) []locktrace.LeaseEndInfo {
+	return ofKind(rec.Ends(), "multilock", func(i locktrace.LeaseEndInfo) locktrace.LockID { return i.Lock })
 }
 
 // A MultiLock of two ZooKeeper mutexes, traced by the Acquire's context:
@@ -60,20 +61,20 @@ func TestTraceMultiLock(t *testing.T) {
 	m := newMulti(t, a, b)
 	id := multiID(a, b)
 	rec := tracetest.New()
-	lease, err := m.Acquire(recipes.WithTrace(ctxT(t), rec.Trace()))
+	lease, err := m.Acquire(locktrace.WithTrace(ctxT(t), rec.Trace()))
 	require.NoError(t, err)
 	dones := multiDones(rec)
 	require.Len(t, dones, 1)
 	d := dones[0]
 	assert.Equal(t, id, d.Lock)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.False(t, d.Contended)
 	assert.False(t, d.HasToken, "a MultiLock has no token of its own")
 	starts := rec.Starts()
 	require.Len(t, starts, 3, "the MultiLock's and its two members'")
 	assert.Equal(t, id, starts[0].Lock, "the MultiLock's starts first")
 	assert.Equal(t, d.ID, starts[0].ID)
-	assert.Len(t, ofKind(rec.Dones(), "mutex", func(i recipes.AcquireDoneInfo) recipes.LockID { return i.Lock }), 2)
+	assert.Len(t, ofKind(rec.Dones(), "mutex", func(i locktrace.AcquireDoneInfo) locktrace.LockID { return i.Lock }), 2)
 
 	inner, err := m.Acquire(lease.Context())
 	require.NoError(t, err)
@@ -87,7 +88,7 @@ func TestTraceMultiLock(t *testing.T) {
 	ends := multiEnds(rec)
 	require.Len(t, ends, 1, "one LeaseEnd for the holding")
 	assert.Equal(t, id, ends[0].Lock)
-	assert.Equal(t, recipes.EndReleased, ends[0].Cause)
+	assert.Equal(t, locktrace.EndReleased, ends[0].Cause)
 	assert.Positive(t, ends[0].Held)
 	assert.Len(t, rec.Ends(), 3, "and one for each member")
 }
@@ -104,18 +105,18 @@ func TestTraceMultiLockContended(t *testing.T) {
 	require.NoError(t, err)
 
 	rec := tracetest.New()
-	_, err = m.TryAcquire(recipes.WithTrace(ctxT(t), rec.Trace()))
+	_, err = m.TryAcquire(locktrace.WithTrace(ctxT(t), rec.Trace()))
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	dones := multiDones(rec)
 	require.Len(t, dones, 1)
-	assert.Equal(t, recipes.OutcomeLocked, dones[0].Outcome)
+	assert.Equal(t, locktrace.OutcomeLocked, dones[0].Outcome)
 	assert.True(t, dones[0].Contended)
 	q := multiQueued(rec)
 	require.Len(t, q, 1)
-	assert.Equal(t, recipes.AcquireQueuedInfo{ID: dones[0].ID, Lock: id, Try: true}, q[0])
+	assert.Equal(t, locktrace.AcquireQueuedInfo{ID: dones[0].ID, Lock: id, Try: true}, q[0])
 
 	rec = tracetest.New()
-	ctx := recipes.WithTrace(ctxT(t), rec.Trace())
+	ctx := locktrace.WithTrace(ctxT(t), rec.Trace())
 	pending := zktest.AcquireAsync(func() (recipes.Lease, error) { return m.Acquire(ctx) })
 	rec.Await(t, "the MultiLock queued", func(r *tracetest.Recorder) bool { return len(multiQueued(r)) == 1 })
 	assert.Empty(t, multiDones(rec), "still waiting")
@@ -123,7 +124,7 @@ func TestTraceMultiLockContended(t *testing.T) {
 	lease := pending.Acquired(t, "the MultiLock, once the member was released")
 	dones = multiDones(rec)
 	require.Len(t, dones, 1)
-	assert.Equal(t, recipes.OutcomeAcquired, dones[0].Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, dones[0].Outcome)
 	assert.True(t, dones[0].Contended)
 	assert.Equal(t, dones[0].ID, multiQueued(rec)[0].ID)
 	require.NoError(t, lease.Release(ctxT(t)))
@@ -140,7 +141,7 @@ func TestTraceMultiLockMemberLost(t *testing.T) {
 	b := zkMutex(t, zk, "trace-lost-b")
 	m := newMulti(t, a, b)
 	rec := tracetest.New()
-	lease, err := m.Acquire(recipes.WithTrace(ctxT(t), rec.Trace()))
+	lease, err := m.Acquire(locktrace.WithTrace(ctxT(t), rec.Trace()))
 	require.NoError(t, err)
 
 	p.Blackhole(t)
@@ -148,7 +149,7 @@ func TestTraceMultiLockMemberLost(t *testing.T) {
 	rec.Await(t, "the MultiLock's LeaseEnd", func(r *tracetest.Recorder) bool { return len(multiEnds(r)) == 1 })
 	e := multiEnds(rec)[0]
 	assert.Equal(t, multiID(a, b), e.Lock)
-	assert.Equal(t, recipes.EndSuspended, e.Cause, "the member's cause")
+	assert.Equal(t, locktrace.EndSuspended, e.Cause, "the member's cause")
 	assert.ErrorIs(t, e.Err, recipes.ErrLockLost)
 	assert.ErrorIs(t, e.Err, session.ErrSuspended)
 	assert.Equal(t, context.Cause(lease.Context()), e.Err)
@@ -169,13 +170,13 @@ func TestTraceMultiLockSilentMembers(t *testing.T) {
 	held, err := s.locker("trace/b").Acquire(context.Background())
 	require.NoError(t, err)
 	rec := tracetest.New()
-	ctx := recipes.WithTrace(context.Background(), rec.Trace())
+	ctx := locktrace.WithTrace(context.Background(), rec.Trace())
 	_, err = m.TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	require.Len(t, rec.Dones(), 1)
 	assert.True(t, rec.Dones()[0].Contended)
 	require.Len(t, rec.Queued(), 1)
-	assert.Equal(t, recipes.AcquireQueuedInfo{ID: rec.Dones()[0].ID, Lock: id, Try: true}, rec.Queued()[0])
+	assert.Equal(t, locktrace.AcquireQueuedInfo{ID: rec.Dones()[0].ID, Lock: id, Try: true}, rec.Queued()[0])
 	require.NoError(t, held.Release(context.Background()))
 
 	lease, err := m.Acquire(ctx)
@@ -183,7 +184,7 @@ func TestTraceMultiLockSilentMembers(t *testing.T) {
 	s.lose("trace/b")
 	e := rec.AwaitEnd(t, 1)
 	assert.Equal(t, id, e.Lock)
-	assert.Equal(t, recipes.EndLost, e.Cause)
+	assert.Equal(t, locktrace.EndLost, e.Cause)
 	assert.False(t, e.HasMargin)
 	requireMemberError(t, e.Err, 1, multilock.OpLost)
 	require.ErrorIs(t, lease.Release(context.Background()), recipes.ErrLockLost)

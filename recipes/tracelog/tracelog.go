@@ -1,6 +1,6 @@
 // Package tracelog logs what the locks do to a log/slog Logger: New
-// returns a recipes.Trace whose hooks write records, to attach as any
-// Trace is (recipes.WithTrace for one call, session.WithTrace for a
+// returns a locktrace.Trace whose hooks write records, to attach as any
+// Trace is (locktrace.WithTrace for one call, session.WithTrace for a
 // ZooKeeper client, each compat lock's WithTrace option).
 //
 // What is logged, at which level:
@@ -11,7 +11,7 @@
 //	       server could let the lock go)" when the margin is negative
 //	Warn   an acquisition that waited at least the slow threshold
 //	       (WithSlowAcquire, default 1s), whatever its outcome; one that
-//	       failed with recipes.OutcomeError; a failed renewal; a
+//	       failed with locktrace.OutcomeError; a failed renewal; a
 //	       ZooKeeper session Suspended or Lost; a leadership lost
 //	Info   a ZooKeeper session's other states (Connected, Reconnected,
 //	       ReadOnly, Closed); a failed attempt to connect to a server; a
@@ -26,7 +26,7 @@
 // "latency", "err").
 //
 // The hooks are called synchronously on the library's goroutines (see
-// recipes.Trace): they do nothing but check that the level is enabled
+// locktrace.Trace): they do nothing but check that the level is enabled
 // and, if it is, hand one record to the Logger, so they block no longer
 // than the Logger's handler takes. Give a slow handler (one that writes
 // to the network, say) a buffer of its own. The records are logged with
@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // DefaultSlowAcquire is the default of WithSlowAcquire.
@@ -72,14 +73,14 @@ type config struct {
 // WithSlowAcquire sets the slow threshold: an acquisition that waited at
 // least d is logged at Warn (default DefaultSlowAcquire). Zero or a
 // negative d turns the report off: acquisitions are then logged at Debug
-// (Warn still when they fail with recipes.OutcomeError).
+// (Warn still when they fail with locktrace.OutcomeError).
 func WithSlowAcquire(d time.Duration) Option {
 	return func(c *config) { c.slow = d }
 }
 
 // New returns a Trace that logs to l (slog.Default() when l is nil), as
 // the package documentation says.
-func New(l *slog.Logger, opts ...Option) *recipes.Trace {
+func New(l *slog.Logger, opts ...Option) *locktrace.Trace {
 	if l == nil {
 		l = slog.Default()
 	}
@@ -88,7 +89,7 @@ func New(l *slog.Logger, opts ...Option) *recipes.Trace {
 		o(&c)
 	}
 	t := tracer{l: l, slow: c.slow}
-	return &recipes.Trace{
+	return &locktrace.Trace{
 		AcquireQueued: t.acquireQueued,
 		AcquireDone:   t.acquireDone,
 		LeaseEnd:      t.leaseEnd,
@@ -114,7 +115,7 @@ func (t tracer) log(level slog.Level, msg string, attrs func() []slog.Attr) {
 	t.l.LogAttrs(ctx, level, msg, attrs()...)
 }
 
-func lockAttrs(id recipes.LockID, more ...slog.Attr) []slog.Attr {
+func lockAttrs(id locktrace.LockID, more ...slog.Attr) []slog.Attr {
 	return append([]slog.Attr{
 		slog.String(KeyBackend, id.Backend),
 		slog.String(KeyKind, id.Kind),
@@ -136,7 +137,7 @@ func tokenAttr(as []slog.Attr, token int64, ok bool) []slog.Attr {
 	return as
 }
 
-func (t tracer) acquireQueued(i recipes.AcquireQueuedInfo) {
+func (t tracer) acquireQueued(i locktrace.AcquireQueuedInfo) {
 	t.log(slog.LevelDebug, "lock contended, waiting", func() []slog.Attr {
 		as := lockAttrs(i.Lock)
 		if i.Try {
@@ -146,10 +147,10 @@ func (t tracer) acquireQueued(i recipes.AcquireQueuedInfo) {
 	})
 }
 
-func (t tracer) acquireDone(i recipes.AcquireDoneInfo) {
+func (t tracer) acquireDone(i locktrace.AcquireDoneInfo) {
 	level, msg := slog.LevelDebug, "lock acquisition"
 	switch {
-	case i.Outcome == recipes.OutcomeError:
+	case i.Outcome == locktrace.OutcomeError:
 		level, msg = slog.LevelWarn, "lock acquisition failed"
 	case t.slow > 0 && i.Waited >= t.slow:
 		level, msg = slog.LevelWarn, "slow lock acquisition"
@@ -168,7 +169,7 @@ func (t tracer) acquireDone(i recipes.AcquireDoneInfo) {
 		as = tokenAttr(as, i.Token, i.HasToken)
 		// ErrLocked, a deadline, a cancellation say nothing the outcome
 		// does not.
-		if i.Outcome == recipes.OutcomeError {
+		if i.Outcome == locktrace.OutcomeError {
 			as = errAttr(as, i.Err)
 		}
 		return as
@@ -179,10 +180,10 @@ func (t tracer) acquireDone(i recipes.AcquireDoneInfo) {
 // lock go (a negative told-first margin).
 const lostLate = "lock lost (told after the server could let the lock go)"
 
-func (t tracer) leaseEnd(i recipes.LeaseEndInfo) {
+func (t tracer) leaseEnd(i locktrace.LeaseEndInfo) {
 	level, msg := slog.LevelError, "lock lost"
 	switch {
-	case i.Cause == recipes.EndReleased || i.Cause == recipes.EndRevoked:
+	case i.Cause == locktrace.EndReleased || i.Cause == locktrace.EndRevoked:
 		level, msg = slog.LevelDebug, "lock released"
 	case i.HasMargin && i.Margin < 0:
 		msg = lostLate
@@ -201,7 +202,7 @@ func (t tracer) leaseEnd(i recipes.LeaseEndInfo) {
 	})
 }
 
-func (t tracer) renewal(i recipes.RenewalInfo) {
+func (t tracer) renewal(i locktrace.RenewalInfo) {
 	level, msg := slog.LevelDebug, "lock renewed"
 	if i.Err != nil {
 		level, msg = slog.LevelWarn, "lock renewal failed"
@@ -211,7 +212,7 @@ func (t tracer) renewal(i recipes.RenewalInfo) {
 	})
 }
 
-func (t tracer) sessionState(i recipes.SessionStateInfo) {
+func (t tracer) sessionState(i locktrace.SessionStateInfo) {
 	level := slog.LevelInfo
 	if i.State == "Suspended" || i.State == "Lost" {
 		level = slog.LevelWarn
@@ -224,7 +225,7 @@ func (t tracer) sessionState(i recipes.SessionStateInfo) {
 	})
 }
 
-func (t tracer) connect(i recipes.ConnectInfo) {
+func (t tracer) connect(i locktrace.ConnectInfo) {
 	level, msg := slog.LevelDebug, "zookeeper connected"
 	if i.Err != nil {
 		level, msg = slog.LevelInfo, "zookeeper connect attempt failed"
@@ -237,7 +238,7 @@ func (t tracer) connect(i recipes.ConnectInfo) {
 	})
 }
 
-func (t tracer) leadership(i recipes.LeadershipInfo) {
+func (t tracer) leadership(i locktrace.LeadershipInfo) {
 	level, msg := slog.LevelInfo, "leadership gained"
 	if !i.Leader {
 		level, msg = slog.LevelWarn, "leadership lost"

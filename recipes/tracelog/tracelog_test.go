@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/recipes/tracelog"
 )
 
 // logTo returns a Trace logging at level and up to a buffer, as text
 // records without their time, and a function returning the lines logged
 // since it was last called.
-func logTo(t *testing.T, level slog.Level, opts ...tracelog.Option) (*recipes.Trace, func() []string) {
+func logTo(t *testing.T, level slog.Level, opts ...tracelog.Option) (*locktrace.Trace, func() []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var buf bytes.Buffer
@@ -55,8 +56,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 var (
-	zkMutex   = recipes.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/jobs/x"}
-	redisLock = recipes.LockID{Backend: "redis", Kind: "lock", Name: "jobs"}
+	zkMutex   = locktrace.LockID{Backend: "zookeeper", Kind: "mutex", Name: "/jobs/x"}
+	redisLock = locktrace.LockID{Backend: "redis", Kind: "lock", Name: "jobs"}
 )
 
 const zkAttrs = "lock.backend=zookeeper lock.kind=mutex lock.name=/jobs/x"
@@ -70,41 +71,41 @@ func expect(t *testing.T, got []string, want ...string) {
 
 func TestAcquireDone(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo, tracelog.WithSlowAcquire(time.Second))
-	done := func(o recipes.Outcome, waited time.Duration, err error) recipes.AcquireDoneInfo {
-		return recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: o, Err: err, Waited: waited, Contended: waited > 0}
+	done := func(o locktrace.Outcome, waited time.Duration, err error) locktrace.AcquireDoneInfo {
+		return locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: o, Err: err, Waited: waited, Contended: waited > 0}
 	}
 
-	trace.AcquireDone(done(recipes.OutcomeAcquired, 999*time.Millisecond, nil))
+	trace.AcquireDone(done(locktrace.OutcomeAcquired, 999*time.Millisecond, nil))
 	expect(t, lines()) // not slow: Debug
 
-	info := done(recipes.OutcomeAcquired, time.Second, nil)
+	info := done(locktrace.OutcomeAcquired, time.Second, nil)
 	info.Token, info.HasToken = 9, true
 	trace.AcquireDone(info)
 	expect(t, lines(), `level=WARN msg="slow lock acquisition" `+zkAttrs+` outcome=acquired waited=1s contended=true token=9`)
 
-	trace.AcquireDone(done(recipes.OutcomeTimeout, 5*time.Second, context.DeadlineExceeded))
+	trace.AcquireDone(done(locktrace.OutcomeTimeout, 5*time.Second, context.DeadlineExceeded))
 	expect(t, lines(), `level=WARN msg="slow lock acquisition" `+zkAttrs+` outcome=timeout waited=5s contended=true`)
 
-	info = done(recipes.OutcomeLocked, 0, recipes.ErrLocked)
+	info = done(locktrace.OutcomeLocked, 0, recipes.ErrLocked)
 	info.Try, info.Contended = true, true
 	trace.AcquireDone(info)
 	expect(t, lines()) // a refused TryAcquire: Debug
 
-	trace.AcquireDone(done(recipes.OutcomeError, 0, errors.New("connection refused")))
+	trace.AcquireDone(done(locktrace.OutcomeError, 0, errors.New("connection refused")))
 	expect(t, lines(), `level=WARN msg="lock acquisition failed" `+zkAttrs+` outcome=error waited=0s contended=false err="connection refused"`)
 }
 
 func TestSlowAcquireOff(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo, tracelog.WithSlowAcquire(0))
-	trace.AcquireDone(recipes.AcquireDoneInfo{Lock: zkMutex, Outcome: recipes.OutcomeAcquired, Waited: time.Hour})
+	trace.AcquireDone(locktrace.AcquireDoneInfo{Lock: zkMutex, Outcome: locktrace.OutcomeAcquired, Waited: time.Hour})
 	expect(t, lines())
 }
 
 func TestDefaultSlowAcquire(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
-	trace.AcquireDone(recipes.AcquireDoneInfo{Lock: zkMutex, Outcome: recipes.OutcomeAcquired, Waited: tracelog.DefaultSlowAcquire - 1})
+	trace.AcquireDone(locktrace.AcquireDoneInfo{Lock: zkMutex, Outcome: locktrace.OutcomeAcquired, Waited: tracelog.DefaultSlowAcquire - 1})
 	expect(t, lines())
-	trace.AcquireDone(recipes.AcquireDoneInfo{Lock: zkMutex, Outcome: recipes.OutcomeAcquired, Waited: tracelog.DefaultSlowAcquire})
+	trace.AcquireDone(locktrace.AcquireDoneInfo{Lock: zkMutex, Outcome: locktrace.OutcomeAcquired, Waited: tracelog.DefaultSlowAcquire})
 	expect(t, lines(), `level=WARN msg="slow lock acquisition" `+zkAttrs+` outcome=acquired waited=1s contended=false`)
 }
 
@@ -112,35 +113,35 @@ func TestLeaseEnd(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
 	lost := errors.New("lock lost: session expired")
 
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Minute, Cause: recipes.EndSessionLost, Err: lost,
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Minute, Cause: locktrace.EndSessionLost, Err: lost,
 		Margin: 3 * time.Second, HasMargin: true, Token: 5, HasToken: true})
 	expect(t, lines(), `level=ERROR msg="lock lost" `+zkAttrs+` cause=session_lost held=1m0s margin=3s err="lock lost: session expired" token=5`)
 
 	// Told late: said so.
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: redisLock, Held: 2 * time.Second, Cause: recipes.EndTTLLapsed, Err: lost,
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: redisLock, Held: 2 * time.Second, Cause: locktrace.EndTTLLapsed, Err: lost,
 		Margin: -20 * time.Millisecond, HasMargin: true})
 	expect(t, lines(), `level=ERROR msg="lock lost (told after the server could let the lock go)" `+
 		`lock.backend=redis lock.kind=lock lock.name=jobs cause=ttl_lapsed held=2s margin=-20ms err="lock lost: session expired"`)
 
 	// No margin known: none shown.
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndGone, Err: lost})
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndGone, Err: lost})
 	expect(t, lines(), `level=ERROR msg="lock lost" `+zkAttrs+` cause=gone held=1s err="lock lost: session expired"`)
 
 	// Releases are Debug.
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndReleased, Err: recipes.ErrReleased})
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndRevoked, Err: recipes.ErrReleased})
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndReleased, Err: recipes.ErrReleased})
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndRevoked, Err: recipes.ErrReleased})
 	expect(t, lines())
 }
 
 func TestDebug(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelDebug)
-	trace.AcquireQueued(recipes.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
-	trace.AcquireDone(recipes.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: recipes.OutcomeAcquired,
+	trace.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
+	trace.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired,
 		Waited: 10 * time.Millisecond, Contended: true, Token: 3, HasToken: true})
-	trace.LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: recipes.EndReleased, Err: recipes.ErrReleased,
+	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndReleased, Err: recipes.ErrReleased,
 		Token: 3, HasToken: true})
-	trace.Renewal(recipes.RenewalInfo{Lock: redisLock, Latency: 2 * time.Millisecond})
-	trace.Connect(recipes.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
+	trace.Renewal(locktrace.RenewalInfo{Lock: redisLock, Latency: 2 * time.Millisecond})
+	trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
 	expect(t, lines(),
 		`level=DEBUG msg="lock contended, waiting" `+zkAttrs,
 		`level=DEBUG msg="lock acquisition" `+zkAttrs+` outcome=acquired waited=10ms contended=true token=3`,
@@ -151,18 +152,18 @@ func TestDebug(t *testing.T) {
 
 func TestRenewal(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
-	trace.Renewal(recipes.RenewalInfo{Lock: redisLock, Latency: time.Millisecond})
+	trace.Renewal(locktrace.RenewalInfo{Lock: redisLock, Latency: time.Millisecond})
 	expect(t, lines())
-	trace.Renewal(recipes.RenewalInfo{Lock: redisLock, Latency: 3 * time.Millisecond, Err: errors.New("i/o timeout")})
+	trace.Renewal(locktrace.RenewalInfo{Lock: redisLock, Latency: 3 * time.Millisecond, Err: errors.New("i/o timeout")})
 	expect(t, lines(), `level=WARN msg="lock renewal failed" lock.backend=redis lock.kind=lock lock.name=jobs latency=3ms err="i/o timeout"`)
 }
 
 func TestSessionState(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
-	trace.SessionState(recipes.SessionStateInfo{State: "Connected", SessionID: 0x1f})
-	trace.SessionState(recipes.SessionStateInfo{State: "Suspended", SessionID: 0x1f, Err: errors.New("connection closed")})
-	trace.SessionState(recipes.SessionStateInfo{State: "Reconnected", SessionID: 0x1f})
-	trace.SessionState(recipes.SessionStateInfo{State: "Lost", SessionID: 0x1f, Err: errors.New("session expired")})
+	trace.SessionState(locktrace.SessionStateInfo{State: "Connected", SessionID: 0x1f})
+	trace.SessionState(locktrace.SessionStateInfo{State: "Suspended", SessionID: 0x1f, Err: errors.New("connection closed")})
+	trace.SessionState(locktrace.SessionStateInfo{State: "Reconnected", SessionID: 0x1f})
+	trace.SessionState(locktrace.SessionStateInfo{State: "Lost", SessionID: 0x1f, Err: errors.New("session expired")})
 	expect(t, lines(),
 		`level=INFO msg="zookeeper session state" state=Connected session=0x1f`,
 		`level=WARN msg="zookeeper session state" state=Suspended session=0x1f err="connection closed"`,
@@ -172,17 +173,17 @@ func TestSessionState(t *testing.T) {
 
 func TestConnect(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
-	trace.Connect(recipes.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
+	trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
 	expect(t, lines()) // Debug
-	trace.Connect(recipes.ConnectInfo{Server: "zk2:2181", Latency: 5 * time.Millisecond, Err: errors.New("connection refused")})
+	trace.Connect(locktrace.ConnectInfo{Server: "zk2:2181", Latency: 5 * time.Millisecond, Err: errors.New("connection refused")})
 	expect(t, lines(), `level=INFO msg="zookeeper connect attempt failed" server=zk2:2181 latency=5ms err="connection refused"`)
 }
 
 func TestLeadership(t *testing.T) {
 	trace, lines := logTo(t, slog.LevelInfo)
-	id := recipes.LockID{Backend: "zookeeper", Kind: "leader", Name: "/svc"}
-	trace.Leadership(recipes.LeadershipInfo{Lock: id, Leader: true})
-	trace.Leadership(recipes.LeadershipInfo{Lock: id, Err: errors.New("session lost")})
+	id := locktrace.LockID{Backend: "zookeeper", Kind: "leader", Name: "/svc"}
+	trace.Leadership(locktrace.LeadershipInfo{Lock: id, Leader: true})
+	trace.Leadership(locktrace.LeadershipInfo{Lock: id, Err: errors.New("session lost")})
 	expect(t, lines(),
 		`level=INFO msg="leadership gained" lock.backend=zookeeper lock.kind=leader lock.name=/svc`,
 		`level=WARN msg="leadership lost" lock.backend=zookeeper lock.kind=leader lock.name=/svc err="session lost"`)
@@ -191,8 +192,8 @@ func TestLeadership(t *testing.T) {
 // A disabled level costs no allocation.
 func TestDisabledNoAlloc(t *testing.T) {
 	trace := tracelog.New(slog.New(slog.DiscardHandler))
-	done := recipes.AcquireDoneInfo{Lock: zkMutex, Outcome: recipes.OutcomeAcquired, Waited: time.Hour}
-	end := recipes.LeaseEndInfo{Lock: zkMutex, Cause: recipes.EndSessionLost, Err: errors.New("x")}
+	done := locktrace.AcquireDoneInfo{Lock: zkMutex, Outcome: locktrace.OutcomeAcquired, Waited: time.Hour}
+	end := locktrace.LeaseEndInfo{Lock: zkMutex, Cause: locktrace.EndSessionLost, Err: errors.New("x")}
 	if n := testing.AllocsPerRun(100, func() {
 		trace.AcquireDone(done)
 		trace.LeaseEnd(end)
@@ -207,7 +208,7 @@ func TestNilLogger(t *testing.T) {
 	old := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(old) })
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	tracelog.New(nil).LeaseEnd(recipes.LeaseEndInfo{Lock: zkMutex, Cause: recipes.EndClosed})
+	tracelog.New(nil).LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Cause: locktrace.EndClosed})
 	if !strings.Contains(buf.String(), `msg="lock lost"`) || !strings.Contains(buf.String(), "cause=closed") {
 		t.Errorf("logged %q", buf.String())
 	}

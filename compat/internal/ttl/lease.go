@@ -7,10 +7,11 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // ErrNotOurs: the lock is gone from the server, or held by someone else.
-var ErrNotOurs = recipes.NewEndError("the lock is not ours on the server any more", recipes.EndGone)
+var ErrNotOurs = locktrace.NewEndError("the lock is not ours on the server any more", locktrace.EndGone)
 
 // Server is one holding's lock on its server(s).
 type Server interface {
@@ -30,7 +31,7 @@ type Server interface {
 // the trace ctx carries and to own (the lock's). take calls a.Queued
 // when it finds the lock held (a is nil when untraced; its methods do
 // nothing then).
-func Acquire(ctx context.Context, owner any, own *recipes.Trace, id recipes.LockID, try bool,
+func Acquire(ctx context.Context, owner any, own *locktrace.Trace, id locktrace.LockID, try bool,
 	take func(a *hold.Acquisition) (recipes.Lease, error)) (recipes.Lease, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"go.uber.org/goleak"
 )
 
@@ -146,7 +147,7 @@ func TestTransientRenewalErrors(t *testing.T) {
 	waitEnded(t, le)
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before its deadline")
 	assert.ErrorIs(t, le.Err(), recipes.ErrLockLost)
-	assert.Equal(t, recipes.EndTTLLapsed, recipes.EndCauseOf(context.Cause(le.Context())), "lapsed, at its deadline")
+	assert.Equal(t, locktrace.EndTTLLapsed, locktrace.EndCauseOf(context.Cause(le.Context())), "lapsed, at its deadline")
 	assert.Greater(t, f.renews.Load(), int32(2), "tried again until the deadline")
 	waitFrees(t, f, 1)
 }
@@ -228,13 +229,13 @@ func TestDeadlinesInOrder(t *testing.T) {
 // end, to the trace.
 func TestAcquire(t *testing.T) {
 	o := &owner{}
-	var dones []recipes.AcquireDoneInfo
-	var ends []recipes.LeaseEndInfo
-	tr := &recipes.Trace{
-		AcquireDone: func(i recipes.AcquireDoneInfo) { dones = append(dones, i) },
-		LeaseEnd:    func(i recipes.LeaseEndInfo) { ends = append(ends, i) },
+	var dones []locktrace.AcquireDoneInfo
+	var ends []locktrace.LeaseEndInfo
+	tr := &locktrace.Trace{
+		AcquireDone: func(i locktrace.AcquireDoneInfo) { dones = append(dones, i) },
+		LeaseEnd:    func(i locktrace.LeaseEndInfo) { ends = append(ends, i) },
 	}
-	id := recipes.LockID{Backend: "test", Kind: "lock", Name: "l"}
+	id := locktrace.LockID{Backend: "test", Kind: "lock", Name: "l"}
 	f := &fakeServer{}
 	takes := 0
 	take := func(a *hold.Acquisition) (recipes.Lease, error) {
@@ -261,7 +262,7 @@ func TestAcquire(t *testing.T) {
 	assert.Nil(t, other, "no typed nil")
 	assert.Equal(t, 1, takes, "re-entry takes nothing")
 	require.Len(t, dones, 2)
-	assert.Equal(t, recipes.OutcomeAcquired, dones[0].Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, dones[0].Outcome)
 	assert.True(t, dones[0].Contended)
 	assert.False(t, dones[0].Reentered)
 	assert.Equal(t, int64(7), dones[0].Token)
@@ -272,7 +273,7 @@ func TestAcquire(t *testing.T) {
 	assert.Empty(t, ends, "the holding lasts while a lease of it does")
 	require.NoError(t, first.Release(context.Background()))
 	require.Len(t, ends, 1)
-	assert.Equal(t, recipes.EndReleased, ends[0].Cause)
+	assert.Equal(t, locktrace.EndReleased, ends[0].Cause)
 	assert.Equal(t, id, ends[0].Lock)
 	assert.False(t, ends[0].HasMargin, "no margin for a release")
 	_, err = Acquire(first.Context(), o, tr, id, false, take)
@@ -329,7 +330,7 @@ func TestRefusedRenewalsTriedUntilTheDeadline(t *testing.T) {
 	le = holdLease(t, f, 300*time.Millisecond, 20*time.Millisecond)
 	waitEnded(t, le)
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before its deadline")
-	assert.Equal(t, recipes.EndTTLLapsed, recipes.EndCauseOf(context.Cause(le.Context())), "lapsed, at its deadline")
+	assert.Equal(t, locktrace.EndTTLLapsed, locktrace.EndCauseOf(context.Cause(le.Context())), "lapsed, at its deadline")
 	assert.Greater(t, f.renews.Load(), int32(2), "tried again until the deadline")
 	waitFrees(t, f, 1)
 }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // The causes of a lease's end the watchdog gives, besides ErrNotOurs.
 var (
-	errLapsed        = recipes.NewEndError("no renewal confirmed within the TTL less the margin", recipes.EndTTLLapsed)
-	errRenewalFailed = recipes.NewEndError("renewal failed", recipes.EndRenewalFailed)
+	errLapsed        = locktrace.NewEndError("no renewal confirmed within the TTL less the margin", locktrace.EndTTLLapsed)
+	errRenewalFailed = locktrace.NewEndError("renewal failed", locktrace.EndRenewalFailed)
 )
 
 // watchdog renews one holding and ends it when its deadline passes. It
@@ -86,7 +87,7 @@ func (w *watchdog) ServerDeadline() (time.Time, bool) { return w.expiry(), true 
 // reportRenewal tells the holding's trace of a renewal sent at sent.
 func (w *watchdog) reportRenewal(sent time.Time, err error) {
 	if t, id := w.rh.Traced(); t != nil && t.Renewal != nil {
-		t.Renewal(recipes.RenewalInfo{Lock: id, Latency: time.Since(sent), Err: err})
+		t.Renewal(locktrace.RenewalInfo{Lock: id, Latency: time.Since(sent), Err: err})
 	}
 }
 

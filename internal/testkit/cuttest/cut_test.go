@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/mutex"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -148,10 +149,10 @@ func TestHolderOnACutMemberIsToldFirst(t *testing.T) {
 
 // endOf waits for the end the recorder saw of the lease on the lock at
 // path.
-func endOf(t *testing.T, rec *tracetest.Recorder, lease recipes.Lease, path string) recipes.LeaseEndInfo {
+func endOf(t *testing.T, rec *tracetest.Recorder, lease recipes.Lease, path string) locktrace.LeaseEndInfo {
 	t.Helper()
 	<-lease.Done()
-	var found recipes.LeaseEndInfo
+	var found locktrace.LeaseEndInfo
 	rec.Await(t, "the trace of the lease's end", func(r *tracetest.Recorder) bool {
 		for _, e := range r.Ends() {
 			if e.Lock.Name == path {

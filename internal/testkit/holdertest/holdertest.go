@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // WaitLimit bounds every wait for the child.
@@ -281,14 +282,14 @@ func ShortOutage(t *testing.T, holder recipes.Locker, cut, restore func(), outag
 	}
 	var mu sync.Mutex
 	var renewals []renewal
-	tr := &recipes.Trace{Renewal: func(r recipes.RenewalInfo) {
+	tr := &locktrace.Trace{Renewal: func(r locktrace.RenewalInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		renewals = append(renewals, renewal{time.Now().Add(-r.Latency), r.Err})
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
-	lease, err := holder.Acquire(recipes.WithTrace(ctx, tr))
+	lease, err := holder.Acquire(locktrace.WithTrace(ctx, tr))
 	if err != nil {
 		t.Fatalf("holder: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // MixedTTLs checks that clients of one lock with different TTLs never
@@ -67,7 +68,7 @@ type backgroundAcquire struct {
 func acquireInBackground(ctx context.Context, l recipes.Locker) *backgroundAcquire {
 	a := &backgroundAcquire{queued: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
-	ctx = recipes.WithTrace(ctx, &recipes.Trace{AcquireQueued: func(recipes.AcquireQueuedInfo) {
+	ctx = locktrace.WithTrace(ctx, &locktrace.Trace{AcquireQueued: func(locktrace.AcquireQueuedInfo) {
 		once.Do(func() { close(a.queued) })
 	}})
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Backend is what a TTL lock package (the compat locks) gives the trace
@@ -15,11 +16,11 @@ import (
 // from the goroutine of the (sub)test it is given and may fail it.
 type Backend struct {
 	// ID is the LockID the reports about the lock named name carry.
-	ID func(name string) recipes.LockID
+	ID func(name string) locktrace.LockID
 	// Lock returns a new Locker for the lock named name, with its own
 	// client of the server(s), reporting to tr by the lock's option (tr
 	// nil: no trace of its own).
-	Lock func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker
+	Lock func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker
 	// Contender, when set, returns the Locker that waits behind another
 	// holder in RunAcquisitions; nil: Lock(t, name, nil).
 	Contender func(t *testing.T, name string) recipes.Locker
@@ -30,7 +31,7 @@ type Backend struct {
 	// Broken returns a Locker for the lock named name, reporting to tr,
 	// whose every request to its server fails (a closed client, no
 	// server).
-	Broken func(t *testing.T, name string, tr *recipes.Trace) recipes.Locker
+	Broken func(t *testing.T, name string, tr *locktrace.Trace) recipes.Locker
 	// BrokenErr checks the error the Acquire of a Broken lock returned.
 	BrokenErr func(t *testing.T, err error)
 
@@ -42,7 +43,7 @@ type Backend struct {
 	NotOurs error
 	// Lapse returns the lock named name, reporting to tr by its option,
 	// on a connection the test can cut.
-	Lapse func(t *testing.T, name string, tr *recipes.Trace) Cut
+	Lapse func(t *testing.T, name string, tr *locktrace.Trace) Cut
 	// LapseMargin is the least margin by which the holder of a Lapse
 	// lock's lease must be told its end when its connection is cut: how
 	// long before the server may let the lock go. The lease aims at
@@ -91,7 +92,7 @@ func scenarioContext(t *testing.T) context.Context {
 // one AcquireQueued when it was contended, else none; the lock id and
 // try everywhere; no token where the backend has none) and returns its
 // AcquireDone.
-func (b Backend) acquisition(t *testing.T, rec *Recorder, n int, id recipes.LockID, try bool) recipes.AcquireDoneInfo {
+func (b Backend) acquisition(t *testing.T, rec *Recorder, n int, id locktrace.LockID, try bool) locktrace.AcquireDoneInfo {
 	t.Helper()
 	d := rec.AwaitDone(t, n)
 	assert.Equal(t, id, d.Lock)
@@ -168,11 +169,11 @@ func acquireFreeReenterRelease(ctx context.Context, t *testing.T, b Backend) {
 	id := b.ID("free")
 	own, byCtx := New(), New()
 	l := b.Lock(t, "free", own.Trace())
-	lease, err := l.Acquire(recipes.WithTrace(ctx, byCtx.Trace()))
+	lease, err := l.Acquire(locktrace.WithTrace(ctx, byCtx.Trace()))
 	require.NoError(t, err)
 	for _, rec := range []*Recorder{own, byCtx} {
 		d := b.acquisition(t, rec, 1, id, false)
-		assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+		assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 		assert.NoError(t, d.Err)
 		assert.False(t, d.Contended)
 		assert.False(t, d.Reentered)
@@ -187,7 +188,7 @@ func acquireFreeReenterRelease(ctx context.Context, t *testing.T, b Backend) {
 	require.NoError(t, lease.Release(ctx))
 	for _, rec := range []*Recorder{own, byCtx} {
 		end := rec.AwaitEnd(t, 1)
-		assert.Equal(t, recipes.EndReleased, end.Cause)
+		assert.Equal(t, locktrace.EndReleased, end.Cause)
 		assert.Equal(t, recipes.ErrReleased, end.Err)
 		assert.Equal(t, id, end.Lock)
 		assert.Positive(t, end.Held)
@@ -200,7 +201,7 @@ func acquireFreeReenterRelease(ctx context.Context, t *testing.T, b Backend) {
 // reenterTwice re-enters lease twice with its context, which carries the
 // context's trace: both traces see each re-entry, with lease's token.
 func reenterTwice(ctx context.Context, t *testing.T, b Backend, l recipes.Locker, lease recipes.Lease,
-	id recipes.LockID, own, byCtx *Recorder) (again, third recipes.Lease) {
+	id locktrace.LockID, own, byCtx *Recorder) (again, third recipes.Lease) {
 	again, err := l.Acquire(lease.Context())
 	require.NoError(t, err)
 	third, err = l.TryAcquire(again.Context())
@@ -208,7 +209,7 @@ func reenterTwice(ctx context.Context, t *testing.T, b Backend, l recipes.Locker
 	for _, rec := range []*Recorder{own, byCtx} {
 		for n, try := range map[int]bool{2: false, 3: true} {
 			d := b.acquisition(t, rec, n, id, try)
-			assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+			assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 			assert.True(t, d.Reentered)
 			assert.False(t, d.Contended)
 			if !b.NoToken {
@@ -225,7 +226,7 @@ func reenterTwice(ctx context.Context, t *testing.T, b Backend, l recipes.Locker
 type waiter struct {
 	b         Backend
 	ctx       context.Context
-	id        recipes.LockID
+	id        locktrace.LockID
 	contender recipes.Locker
 }
 
@@ -233,10 +234,10 @@ type waiter struct {
 // with no token, after one AcquireQueued.
 func (w waiter) tryHeld(t *testing.T) {
 	rec := New()
-	_, err := w.contender.TryAcquire(recipes.WithTrace(w.ctx, rec.Trace()))
+	_, err := w.contender.TryAcquire(locktrace.WithTrace(w.ctx, rec.Trace()))
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	d := w.b.acquisition(t, rec, 1, w.id, true)
-	assert.Equal(t, recipes.OutcomeLocked, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeLocked, d.Outcome)
 	assert.ErrorIs(t, d.Err, recipes.ErrLocked)
 	assert.True(t, d.Contended)
 	assert.False(t, d.HasToken)
@@ -250,10 +251,10 @@ func (w waiter) deadline(t *testing.T) {
 	rec := New()
 	short, cancel := context.WithTimeout(w.ctx, 500*time.Millisecond)
 	defer cancel()
-	_, err := w.contender.Acquire(recipes.WithTrace(short, rec.Trace()))
+	_, err := w.contender.Acquire(locktrace.WithTrace(short, rec.Trace()))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	d := w.b.acquisition(t, rec, 1, w.id, false)
-	assert.Equal(t, recipes.OutcomeTimeout, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeTimeout, d.Outcome)
 	assert.True(t, d.Contended, "the first attempt found the lock held")
 }
 
@@ -261,7 +262,7 @@ func (w waiter) deadline(t *testing.T) {
 // reported as cancelled.
 func (w waiter) cancelled(t *testing.T) {
 	rec := New()
-	cctx, cancel := context.WithCancel(recipes.WithTrace(w.ctx, rec.Trace()))
+	cctx, cancel := context.WithCancel(locktrace.WithTrace(w.ctx, rec.Trace()))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
@@ -272,7 +273,7 @@ func (w waiter) cancelled(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	d := w.b.acquisition(t, rec, 1, w.id, false)
-	assert.Equal(t, recipes.OutcomeCanceled, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeCanceled, d.Outcome)
 	assert.True(t, d.Contended)
 }
 
@@ -282,7 +283,7 @@ func (w waiter) acquireBehind(t *testing.T, held recipes.Lease) {
 	rec := New()
 	got := make(chan recipes.Lease, 1)
 	go func() {
-		lease, err := w.contender.Acquire(recipes.WithTrace(w.ctx, rec.Trace()))
+		lease, err := w.contender.Acquire(locktrace.WithTrace(w.ctx, rec.Trace()))
 		assert.NoError(t, err)
 		got <- lease
 	}()
@@ -291,7 +292,7 @@ func (w waiter) acquireBehind(t *testing.T, held recipes.Lease) {
 	lease := <-got
 	require.NotNil(t, lease)
 	d := w.b.acquisition(t, rec, 1, w.id, false)
-	assert.Equal(t, recipes.OutcomeAcquired, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeAcquired, d.Outcome)
 	assert.True(t, d.Contended)
 	w.b.checkToken(t, lease, d.HasToken, d.Token)
 	require.NoError(t, lease.Release(w.ctx))
@@ -305,7 +306,7 @@ func acquireBroken(ctx context.Context, t *testing.T, b Backend) {
 	require.Error(t, err)
 	b.BrokenErr(t, err)
 	d := b.acquisition(t, rec, 1, b.ID(brokenLock), false)
-	assert.Equal(t, recipes.OutcomeError, d.Outcome)
+	assert.Equal(t, locktrace.OutcomeError, d.Outcome)
 	assert.ErrorIs(t, d.Err, recipes.ErrNotAcquired)
 	assert.False(t, d.Contended)
 	assert.False(t, d.HasToken)
@@ -328,7 +329,7 @@ func RunLeaseEnds(t *testing.T, b Backend) {
 		b.Lose(t, "gone-at-renewal")
 		end := rec.AwaitEnd(t, 1)
 		t.Logf("gone at a renewal: told %v before the server-side expiry", end.Margin)
-		assert.Equal(t, recipes.EndGone, end.Cause)
+		assert.Equal(t, locktrace.EndGone, end.Cause)
 		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
 		assert.ErrorIs(t, end.Err, b.NotOurs)
 		assert.Equal(t, b.ID("gone-at-renewal"), end.Lock)
@@ -349,12 +350,12 @@ func RunLeaseEnds(t *testing.T, b Backend) {
 	// due a third of the TTL after the grant): Release finds it gone.
 	t.Run("gone at Release", func(t *testing.T) {
 		rec := New()
-		lease, err := b.Lock(t, "gone-at-release", nil).Acquire(recipes.WithTrace(ctx, rec.Trace()))
+		lease, err := b.Lock(t, "gone-at-release", nil).Acquire(locktrace.WithTrace(ctx, rec.Trace()))
 		require.NoError(t, err)
 		b.Lose(t, "gone-at-release")
 		require.ErrorIs(t, lease.Release(ctx), recipes.ErrLockLost)
 		end := rec.AwaitEnd(t, 1)
-		assert.Equal(t, recipes.EndGone, end.Cause)
+		assert.Equal(t, locktrace.EndGone, end.Cause)
 		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
 		assert.False(t, end.HasMargin, "found at Release, not told ahead of an expiry")
 		assert.Positive(t, end.Held)
@@ -388,7 +389,7 @@ func RunLeaseEnds(t *testing.T, b Backend) {
 		stalled := watch.longest(told.Add(-(2*b.LapseMargin - end.Margin)), told)
 		t.Logf("TTL lapse: told %v before the server-side expiry (at least %v wanted, less the process's stall meanwhile: %v)",
 			end.Margin, b.LapseMargin, stalled)
-		assert.Equal(t, recipes.EndTTLLapsed, end.Cause)
+		assert.Equal(t, locktrace.EndTTLLapsed, end.Cause)
 		assert.ErrorIs(t, end.Err, recipes.ErrLockLost)
 		assert.Equal(t, id, end.Lock)
 		assert.True(t, end.HasMargin)

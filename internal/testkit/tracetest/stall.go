@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // stallTick is how long the stall watch sleeps at a time; it keeps the
@@ -76,10 +76,10 @@ func (w *stallWatch) longest(from, to time.Time) time.Duration {
 
 // timeEnds returns a copy of tr whose LeaseEnd also notes when it was
 // called, and what gives the time of its last call (zero before any).
-func timeEnds(tr *recipes.Trace) (*recipes.Trace, func() time.Time) {
+func timeEnds(tr *locktrace.Trace) (*locktrace.Trace, func() time.Time) {
 	var at atomic.Pointer[time.Time]
 	timed := *tr
-	timed.LeaseEnd = func(i recipes.LeaseEndInfo) {
+	timed.LeaseEnd = func(i locktrace.LeaseEndInfo) {
 		now := time.Now()
 		at.Store(&now)
 		tr.LeaseEnd(i)

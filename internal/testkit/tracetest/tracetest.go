@@ -1,4 +1,4 @@
-// Package tracetest records what a recipes.Trace is told, for tests: a
+// Package tracetest records what a locktrace.Trace is told, for tests: a
 // Recorder's Trace appends every report under a mutex, and its methods
 // wait (bounded) for the reports a test expects.
 package tracetest
@@ -9,37 +9,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // Recorder keeps every report of its Trace.
 type Recorder struct {
 	mu       sync.Mutex
 	changed  chan struct{}
-	starts   []recipes.AcquireStartInfo
-	queued   []recipes.AcquireQueuedInfo
-	dones    []recipes.AcquireDoneInfo
-	ends     []recipes.LeaseEndInfo
-	renewals []recipes.RenewalInfo
-	states   []recipes.SessionStateInfo
-	connects []recipes.ConnectInfo
-	leaders  []recipes.LeadershipInfo
+	starts   []locktrace.AcquireStartInfo
+	queued   []locktrace.AcquireQueuedInfo
+	dones    []locktrace.AcquireDoneInfo
+	ends     []locktrace.LeaseEndInfo
+	renewals []locktrace.RenewalInfo
+	states   []locktrace.SessionStateInfo
+	connects []locktrace.ConnectInfo
+	leaders  []locktrace.LeadershipInfo
 }
 
 // New returns an empty Recorder.
 func New() *Recorder { return &Recorder{changed: make(chan struct{})} }
 
 // Trace returns a Trace whose every hook records into r.
-func (r *Recorder) Trace() *recipes.Trace {
-	return &recipes.Trace{
-		AcquireStart:  func(i recipes.AcquireStartInfo) { add(r, &r.starts, i) },
-		AcquireQueued: func(i recipes.AcquireQueuedInfo) { add(r, &r.queued, i) },
-		AcquireDone:   func(i recipes.AcquireDoneInfo) { add(r, &r.dones, i) },
-		LeaseEnd:      func(i recipes.LeaseEndInfo) { add(r, &r.ends, i) },
-		Renewal:       func(i recipes.RenewalInfo) { add(r, &r.renewals, i) },
-		SessionState:  func(i recipes.SessionStateInfo) { add(r, &r.states, i) },
-		Connect:       func(i recipes.ConnectInfo) { add(r, &r.connects, i) },
-		Leadership:    func(i recipes.LeadershipInfo) { add(r, &r.leaders, i) },
+func (r *Recorder) Trace() *locktrace.Trace {
+	return &locktrace.Trace{
+		AcquireStart:  func(i locktrace.AcquireStartInfo) { add(r, &r.starts, i) },
+		AcquireQueued: func(i locktrace.AcquireQueuedInfo) { add(r, &r.queued, i) },
+		AcquireDone:   func(i locktrace.AcquireDoneInfo) { add(r, &r.dones, i) },
+		LeaseEnd:      func(i locktrace.LeaseEndInfo) { add(r, &r.ends, i) },
+		Renewal:       func(i locktrace.RenewalInfo) { add(r, &r.renewals, i) },
+		SessionState:  func(i locktrace.SessionStateInfo) { add(r, &r.states, i) },
+		Connect:       func(i locktrace.ConnectInfo) { add(r, &r.connects, i) },
+		Leadership:    func(i locktrace.LeadershipInfo) { add(r, &r.leaders, i) },
 	}
 }
 
@@ -58,28 +58,28 @@ func get[I any](r *Recorder, from *[]I) []I {
 }
 
 // Starts returns the AcquireStart reports so far.
-func (r *Recorder) Starts() []recipes.AcquireStartInfo { return get(r, &r.starts) }
+func (r *Recorder) Starts() []locktrace.AcquireStartInfo { return get(r, &r.starts) }
 
 // Queued returns the AcquireQueued reports so far.
-func (r *Recorder) Queued() []recipes.AcquireQueuedInfo { return get(r, &r.queued) }
+func (r *Recorder) Queued() []locktrace.AcquireQueuedInfo { return get(r, &r.queued) }
 
 // Dones returns the AcquireDone reports so far.
-func (r *Recorder) Dones() []recipes.AcquireDoneInfo { return get(r, &r.dones) }
+func (r *Recorder) Dones() []locktrace.AcquireDoneInfo { return get(r, &r.dones) }
 
 // Ends returns the LeaseEnd reports so far.
-func (r *Recorder) Ends() []recipes.LeaseEndInfo { return get(r, &r.ends) }
+func (r *Recorder) Ends() []locktrace.LeaseEndInfo { return get(r, &r.ends) }
 
 // Renewals returns the Renewal reports so far.
-func (r *Recorder) Renewals() []recipes.RenewalInfo { return get(r, &r.renewals) }
+func (r *Recorder) Renewals() []locktrace.RenewalInfo { return get(r, &r.renewals) }
 
 // States returns the SessionState reports so far.
-func (r *Recorder) States() []recipes.SessionStateInfo { return get(r, &r.states) }
+func (r *Recorder) States() []locktrace.SessionStateInfo { return get(r, &r.states) }
 
 // Connects returns the Connect reports so far.
-func (r *Recorder) Connects() []recipes.ConnectInfo { return get(r, &r.connects) }
+func (r *Recorder) Connects() []locktrace.ConnectInfo { return get(r, &r.connects) }
 
 // Leaderships returns the Leadership reports so far.
-func (r *Recorder) Leaderships() []recipes.LeadershipInfo { return get(r, &r.leaders) }
+func (r *Recorder) Leaderships() []locktrace.LeadershipInfo { return get(r, &r.leaders) }
 
 // WaitTimeout bounds every wait of a Recorder: reports come within a
 // session timeout or a TTL of the tests, far less than this.
@@ -105,14 +105,14 @@ func (r *Recorder) Await(t testing.TB, what string, ok func(r *Recorder) bool) {
 }
 
 // AwaitEnd waits for the n-th LeaseEnd report (1-based) and returns it.
-func (r *Recorder) AwaitEnd(t testing.TB, n int) recipes.LeaseEndInfo {
+func (r *Recorder) AwaitEnd(t testing.TB, n int) locktrace.LeaseEndInfo {
 	t.Helper()
 	r.Await(t, "lease end", func(r *Recorder) bool { return len(r.Ends()) >= n })
 	return r.Ends()[n-1]
 }
 
 // AwaitDone waits for the n-th AcquireDone report (1-based) and returns it.
-func (r *Recorder) AwaitDone(t testing.TB, n int) recipes.AcquireDoneInfo {
+func (r *Recorder) AwaitDone(t testing.TB, n int) locktrace.AcquireDoneInfo {
 	t.Helper()
 	r.Await(t, "acquisition", func(r *Recorder) bool { return len(r.Dones()) >= n })
 	return r.Dones()[n-1]

@@ -1,9 +1,11 @@
-package recipes
+package locktrace
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // Trace is a set of hooks that report what the locks do, shaped like
@@ -89,7 +91,7 @@ func OutcomeOf(err error) Outcome {
 	switch {
 	case err == nil:
 		return OutcomeAcquired
-	case errors.Is(err, ErrLocked):
+	case errors.Is(err, recipes.ErrLocked):
 		return OutcomeLocked
 	case errors.Is(err, context.DeadlineExceeded):
 		return OutcomeTimeout
@@ -135,7 +137,7 @@ const (
 // first error in err's chain with a method LeaseEndCause() EndCause
 // decides (NewEndError makes one); otherwise EndLost.
 func EndCauseOf(err error) EndCause {
-	if err == nil || err == ErrReleased {
+	if err == nil || err == recipes.ErrReleased {
 		return EndReleased
 	}
 	var c interface{ LeaseEndCause() EndCause }
