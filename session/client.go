@@ -94,7 +94,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Client, er
 		kick:      make(chan struct{}, 1),
 		m:         machine{policy: cfg.policy},
 	}
-	c.live.requested, c.live.log, c.live.trace, c.live.tick = cfg.sessionTimeout, cfg.logger, cfg.trace, cfg.serverTick
+	c.live.requested, c.live.log, c.live.trace, c.live.tick = cfg.sessionTimeout, cfg.logger, cfg.clientTrace, cfg.serverTick
 	c.live.secure = newTLSDialer(cfg.tls)
 	waitCtx, cancel := context.WithTimeout(ctx, cfg.connectionTimeout)
 	defer cancel()
@@ -194,8 +194,8 @@ func (c *Client) applyLocked(in input, id int64) {
 		}
 		c.log.Log(context.Background(), level, "zookeeper connection state",
 			"state", ch.State.String(), "session", fmt.Sprintf("0x%x", ch.SessionID), "err", ch.Err)
-		if t := c.cfg.trace; t != nil && t.SessionState != nil {
-			t.SessionState(locktrace.SessionStateInfo{State: ch.State.String(), SessionID: ch.SessionID, Err: ch.Err})
+		if t := c.cfg.clientTrace; t != nil && t.StateChange != nil {
+			t.StateChange(ch)
 		}
 		for _, s := range c.subs {
 			s.push(ch)

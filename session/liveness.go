@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // How far the client trusts its session.
@@ -85,9 +84,9 @@ type liveness struct {
 	requested  time.Duration // the session timeout asked for
 	tick       time.Duration // WithServerTick; 0: at most half the session timeout
 	log        *slog.Logger
-	trace      *locktrace.Trace // told of every connection attempt
-	servers    atomic.Int32     // server addresses, once resolved (hostProvider)
-	negotiated atomic.Int64     // the session timeout the server granted, 0 until known
+	trace      *ClientTrace // told of every connection attempt
+	servers    atomic.Int32 // server addresses, once resolved (hostProvider)
+	negotiated atomic.Int64 // the session timeout the server granted, 0 until known
 	conn       atomic.Pointer[trackedConn]
 	tap        zxidTap                      // creates' zxids, read off the replies
 	secure     *tlsDialer                   // WithTLS; nil: plain TCP
@@ -321,7 +320,7 @@ func (c *Client) requestLocked(out *bool, send func(*zk.Conn)) bool {
 // at start: err is nil once the server answered the handshake.
 func (l *liveness) reportConnect(server string, start time.Time, err error) {
 	if l != nil && l.trace != nil && l.trace.Connect != nil {
-		l.trace.Connect(locktrace.ConnectInfo{Server: server, Latency: time.Since(start), Err: err})
+		l.trace.Connect(ConnectInfo{Server: server, Latency: time.Since(start), Err: err})
 	}
 }
 

@@ -38,6 +38,7 @@ type config struct {
 	policy            ErrorPolicy
 	maxRequest        int // bytes
 	trace             *locktrace.Trace
+	clientTrace       *ClientTrace
 	serverTick        time.Duration
 	tls               *tls.Config // WithTLS; nil: plain TCP
 }
@@ -273,12 +274,10 @@ func WithServerTick(d time.Duration) Option {
 	}
 }
 
-// WithTrace reports to t the client's connection states (SessionState),
-// its attempts to connect to a server (Connect), and the acquisitions and
-// leases of every recipe made on the client (see locktrace.Trace; a trace
-// in an Acquire's context is called too). Its hooks are called on the
-// client's goroutines, SessionState under the client's state lock: they
-// must not block or call the client.
+// WithTrace reports to t the acquisitions and leases of every recipe made
+// on the client (see locktrace.Trace; a trace in an Acquire's context is
+// called too). The client's own connection states and attempts go to a
+// ClientTrace (WithClientTrace).
 func WithTrace(t *locktrace.Trace) Option {
 	return func(c *config) error {
 		c.trace = t

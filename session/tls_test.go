@@ -15,7 +15,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -29,11 +28,11 @@ func connectFails(t *testing.T, servers []string, opts ...session.Option) (*trac
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	rec := tracetest.New()
-	tr := rec.Trace()
+	tr := rec.ClientTrace()
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	record := tr.Connect
-	tr.Connect = func(ci locktrace.ConnectInfo) {
+	tr.Connect = func(ci session.ConnectInfo) {
 		record(ci)
 		if ci.Err == nil {
 			return
@@ -46,7 +45,7 @@ func connectFails(t *testing.T, servers []string, opts ...session.Option) (*trac
 		}
 	}
 	opts = append([]session.Option{quiet(), session.WithConnectionTimeout(waitLimit)}, opts...)
-	c, err := session.Connect(ctx, servers, append(opts, session.WithTrace(tr))...)
+	c, err := session.Connect(ctx, servers, append(opts, session.WithClientTrace(tr))...)
 	if err == nil {
 		c.Close()
 		t.Fatalf("connected to %v", servers)
@@ -76,7 +75,7 @@ func TestTLS(t *testing.T) {
 	z := harness.StartZKTLS(t, ca.Issue(t, "server", "localhost", harness.Loopback), ca, false)
 	p := harness.NewProxy(t, z.TLSServers()[0])
 	rec := tracetest.New()
-	c := connect(t, []string{p.Addr()}, session.WithTLS(ca.ClientConfig(nil)), session.WithTrace(rec.Trace()))
+	c := connect(t, []string{p.Addr()}, session.WithTLS(ca.ClientConfig(nil)), session.WithClientTrace(rec.ClientTrace()))
 	states := subscribe(t, c)
 	s, err := c.Session(ctxT(t))
 	require.NoError(t, err)
@@ -164,7 +163,7 @@ func TestTLSNameBesideItsAddress(t *testing.T) {
 	const runs = 8 // a server name chosen at random would fail half of them
 	for range runs {
 		rec := tracetest.New()
-		c := connect(t, servers, session.WithTLS(ca.ClientConfig(nil)), session.WithTrace(rec.Trace()))
+		c := connect(t, servers, session.WithTLS(ca.ClientConfig(nil)), session.WithClientTrace(rec.ClientTrace()))
 		useSession(t, c)
 		c.Close()
 		for _, ci := range rec.Connects() {

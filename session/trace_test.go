@@ -10,29 +10,28 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/tracetest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // stateNames are the State of reports.
-func stateNames(reports []locktrace.SessionStateInfo) []string {
+func stateNames(reports []session.StateChange) []string {
 	names := make([]string, len(reports))
 	for i, r := range reports {
-		names[i] = r.State
+		names[i] = r.State.String()
 	}
 	return names
 }
 
-// awaitStates waits (bounded) until rec has n SessionState reports and
+// awaitStates waits (bounded) until rec has n StateChange reports and
 // returns them.
-func awaitStates(t *testing.T, rec *tracetest.Recorder, n int) []locktrace.SessionStateInfo {
+func awaitStates(t *testing.T, rec *tracetest.Recorder, n int) []session.StateChange {
 	t.Helper()
 	rec.Await(t, fmt.Sprintf("%d session states", n), func(r *tracetest.Recorder) bool { return len(r.States()) >= n })
 	return rec.States()
 }
 
 // connectsTo returns the Connect reports of attempts at server.
-func connectsTo(rec *tracetest.Recorder, server string) (ok, failed []locktrace.ConnectInfo) {
+func connectsTo(rec *tracetest.Recorder, server string) (ok, failed []session.ConnectInfo) {
 	for _, c := range rec.Connects() {
 		if c.Server != server {
 			continue
@@ -46,20 +45,23 @@ func connectsTo(rec *tracetest.Recorder, server string) (ok, failed []locktrace.
 	return ok, failed
 }
 
-// SessionState across a cut and a Close: Connected, Suspended (with its
+// StateChange across a cut and a Close: Connected, Suspended (with its
 // cause), Reconnected to the same session, Closed; and Connect for each
 // connection made through the proxy.
 func TestTraceSessionStates(t *testing.T) {
 	p := harness.NewProxy(t, zktest.Shared(t)[0])
 	rec := tracetest.New()
 	tr := rec.Trace()
-	c := connect(t, []string{p.Addr()}, session.WithTrace(tr))
+	c := connect(t, []string{p.Addr()}, session.WithTrace(tr), session.WithClientTrace(rec.ClientTrace()))
 	assert.Same(t, tr, c.Trace())
 	states := subscribe(t, c)
 	s, err := c.Session(ctxT(t))
 	require.NoError(t, err)
 	got := awaitStates(t, rec, 1)
-	assert.Equal(t, locktrace.SessionStateInfo{State: "Connected", SessionID: s.ID()}, got[0])
+	assert.Equal(t, session.Connected, got[0].State)
+	assert.Equal(t, s.ID(), got[0].SessionID)
+	assert.NoError(t, got[0].Err)
+	assert.False(t, got[0].Time.IsZero())
 
 	p.Cut(t)
 	expect(t, states, session.Suspended)
@@ -91,7 +93,7 @@ func TestTraceConnectAttempts(t *testing.T) {
 	server := zktest.Shared(t)[0]
 	t.Run("silent member", func(t *testing.T) {
 		rec := tracetest.New()
-		b := zktest.ConnectBesideSick(t, server, session.WithTrace(rec.Trace()))
+		b := zktest.ConnectBesideSick(t, server, session.WithClientTrace(rec.ClientTrace()))
 		b.Switch(t) // the reconnection tries the silent member first
 		ok, failed := connectsTo(rec, b.Mute.Addr())
 		assert.Empty(t, ok)
@@ -112,7 +114,7 @@ func TestTraceConnectAttempts(t *testing.T) {
 		p := harness.NewProxy(t, server)
 		rec := tracetest.New()
 		c := connect(t, []string{stopped.Addr(), p.Addr()}, session.WithSessionTimeout(sickTimeout),
-			session.WithTrace(rec.Trace()))
+			session.WithClientTrace(rec.ClientTrace()))
 		states := subscribe(t, c)
 		p.Cut(t) // the next attempt goes to the stopped member first
 		expect(t, states, session.Suspended)
@@ -133,7 +135,7 @@ func TestTraceConnectAttempts(t *testing.T) {
 		closed := fmt.Sprintf("%s:%d", harness.Loopback, ports[0])
 		p := harness.NewProxy(t, server)
 		rec := tracetest.New()
-		c := connect(t, []string{closed, p.Addr()}, session.WithTrace(rec.Trace()))
+		c := connect(t, []string{closed, p.Addr()}, session.WithClientTrace(rec.ClientTrace()))
 		states := subscribe(t, c)
 		// After a connection to one of two addresses the client tries the
 		// other first: cut, the next attempts go to the closed port and

@@ -45,7 +45,7 @@ func prometheusMetrics() (http.Handler, *locktrace.Trace, *sdkmetric.MeterProvid
 // Example serves the metrics of a Trace on /metrics for Prometheus. A
 // service would attach the Trace to its clients and locks, and listen:
 //
-//	cli, err := session.Connect(ctx, servers, session.WithTrace(t))
+//	cli, err := session.Connect(ctx, servers, session.WithTrace(t)) // and session.WithClientTrace(ct)
 //	http.Handle("/metrics", handler)
 //	log.Fatal(http.ListenAndServe(":9464", nil))
 //

@@ -9,8 +9,9 @@
 // each event twice):
 //
 //	t, err := otelrecipes.New() // the global providers; or WithMeterProvider, WithTracerProvider
+//	ct, err := otelrecipes.NewClientTrace() // a ZooKeeper client's connection
 //	// a ZooKeeper client: its connection, and every recipe made on it
-//	cli, err := session.Connect(ctx, servers, session.WithTrace(t))
+//	cli, err := session.Connect(ctx, servers, session.WithTrace(t), session.WithClientTrace(ct))
 //	// a compat lock (redislock, redlock, memcachedlock, sqllock)
 //	lk, err := redislock.New(rc, "jobs", redislock.WithTrace(t))
 //	// or one call, and the lease it takes
@@ -59,10 +60,10 @@
 //     "Connected", "Suspended", "Reconnected", "Lost", "ReadOnly",
 //     "Closed"): a ZooKeeper client's connection states. Suspended and
 //     Reconnected in turn is a flapping connection; Lost is an expired
-//     session, which loses every lock held on it.
+//     session, which loses every lock held on it (NewClientTrace).
 //   - zkrecipes.session.connect.attempts (counter, {attempt}; outcome "ok"
 //     or "error"): a ZooKeeper client's attempts to connect to a server of
-//     the ensemble.
+//     the ensemble (NewClientTrace).
 //   - zkrecipes.leader.status (gauge, {leader}: 1 or 0): whether this process leads
 //     an election (1) or not (0). Summed over the processes it should be 1
 //     for each election.
@@ -85,6 +86,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
+	"github.com/zkrecipes/zkrecipes/session"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -149,9 +151,35 @@ func WithLockNames() Option {
 	return func(c *config) { c.names = true }
 }
 
-// New returns a Trace that records the metrics and spans the package
+// New returns a Trace that records the lock metrics and spans the package
 // documents. Its error is that of making an instrument.
 func New(opts ...Option) (*locktrace.Trace, error) {
+	a, err := newAdapter(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &locktrace.Trace{
+		AcquireStart:  a.acquireStart,
+		AcquireQueued: a.acquireQueued,
+		AcquireDone:   a.acquireDone,
+		LeaseEnd:      a.leaseEnd,
+		Renewal:       a.renewal,
+		Leadership:    a.leadership,
+	}, nil
+}
+
+// NewClientTrace returns a session.ClientTrace that records a ZooKeeper
+// client's metrics (zkrecipes.session.*), to give with
+// session.WithClientTrace. Its error is that of making an instrument.
+func NewClientTrace(opts ...Option) (*session.ClientTrace, error) {
+	a, err := newAdapter(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &session.ClientTrace{StateChange: a.stateChange, Connect: a.connect}, nil
+}
+
+func newAdapter(opts []Option) (*adapter, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -168,16 +196,7 @@ func New(opts ...Option) (*locktrace.Trace, error) {
 	}
 	a.connectOK = metric.WithAttributeSet(attribute.NewSet(keyOutcome.String("ok")))
 	a.connectErr = metric.WithAttributeSet(attribute.NewSet(keyOutcome.String("error")))
-	return &locktrace.Trace{
-		AcquireStart:  a.acquireStart,
-		AcquireQueued: a.acquireQueued,
-		AcquireDone:   a.acquireDone,
-		LeaseEnd:      a.leaseEnd,
-		Renewal:       a.renewal,
-		SessionState:  a.sessionState,
-		Connect:       a.connect,
-		Leadership:    a.leadership,
-	}, nil
+	return a, nil
 }
 
 type adapter struct {
@@ -448,12 +467,12 @@ func okOrError(ok bool) string {
 	return "error"
 }
 
-func (a *adapter) sessionState(i locktrace.SessionStateInfo) {
-	a.stateChanges.Add(context.Background(), 1, a.stateSets.get(i.State,
+func (a *adapter) stateChange(i session.StateChange) {
+	a.stateChanges.Add(context.Background(), 1, a.stateSets.get(i.State.String(),
 		func(s string) []attribute.KeyValue { return []attribute.KeyValue{keyState.String(s)} }))
 }
 
-func (a *adapter) connect(i locktrace.ConnectInfo) {
+func (a *adapter) connect(i session.ConnectInfo) {
 	o := a.connectOK
 	if i.Err != nil {
 		o = a.connectErr

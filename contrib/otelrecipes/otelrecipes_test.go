@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/contrib/otelrecipes"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
+	"github.com/zkrecipes/zkrecipes/session"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -34,6 +35,7 @@ var (
 // fixture is a Trace from New on SDK providers the test reads.
 type fixture struct {
 	trace  *locktrace.Trace
+	client *session.ClientTrace
 	reader *sdkmetric.ManualReader
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
@@ -51,6 +53,8 @@ func newFixture(t *testing.T, opts ...otelrecipes.Option) *fixture {
 	var err error
 	f.trace, err = otelrecipes.New(append([]otelrecipes.Option{
 		otelrecipes.WithMeterProvider(mp), otelrecipes.WithTracerProvider(f.tp)}, opts...)...)
+	require.NoError(t, err)
+	f.client, err = otelrecipes.NewClientTrace(otelrecipes.WithMeterProvider(mp))
 	require.NoError(t, err)
 	return f
 }
@@ -326,12 +330,12 @@ func TestRenewalsSessionsAndLeadership(t *testing.T) {
 	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 20 * time.Millisecond})
 	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 30 * time.Millisecond})
 	f.trace.Renewal(locktrace.RenewalInfo{Lock: redis, Latency: 2 * time.Second, Err: errors.New("i/o timeout")})
-	for _, s := range []string{"Connected", "Suspended", "Reconnected", "Suspended", "Lost"} {
-		f.trace.SessionState(locktrace.SessionStateInfo{State: s, SessionID: 42})
+	for _, s := range []session.State{session.Connected, session.Suspended, session.Reconnected, session.Suspended, session.Lost} {
+		f.client.StateChange(session.StateChange{State: s, SessionID: 42})
 	}
-	f.trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Second, Err: errors.New("refused")})
-	f.trace.Connect(locktrace.ConnectInfo{Server: "zk2:2181", Latency: time.Millisecond})
-	f.trace.Connect(locktrace.ConnectInfo{Server: "zk3:2181", Latency: time.Millisecond})
+	f.client.Connect(session.ConnectInfo{Server: "zk1:2181", Latency: time.Second, Err: errors.New("refused")})
+	f.client.Connect(session.ConnectInfo{Server: "zk2:2181", Latency: time.Millisecond})
+	f.client.Connect(session.ConnectInfo{Server: "zk3:2181", Latency: time.Millisecond})
 	elect := locktrace.LockID{Backend: "zookeeper", Kind: "leader", Name: "/election"}
 	f.trace.Leadership(locktrace.LeadershipInfo{Lock: elect, Leader: true})
 
@@ -451,9 +455,13 @@ func TestDefaultProviders(t *testing.T) {
 	require.NotNil(t, tr.AcquireDone)
 	require.NotNil(t, tr.LeaseEnd)
 	require.NotNil(t, tr.Renewal)
-	require.NotNil(t, tr.SessionState)
-	require.NotNil(t, tr.Connect)
 	require.NotNil(t, tr.Leadership)
+	ct, err := otelrecipes.NewClientTrace()
+	require.NoError(t, err)
+	require.NotNil(t, ct.StateChange)
+	require.NotNil(t, ct.Connect)
+	ct.StateChange(session.StateChange{State: session.Lost})
+	ct.Connect(session.ConnectInfo{Server: "zk1:2181"})
 	tr.AcquireStart(locktrace.AcquireStartInfo{ID: 1, Lock: zkMutex})
 	tr.AcquireQueued(locktrace.AcquireQueuedInfo{ID: 1, Lock: zkMutex})
 	tr.AcquireDone(locktrace.AcquireDoneInfo{ID: 1, Lock: zkMutex, Outcome: locktrace.OutcomeAcquired})
@@ -478,8 +486,10 @@ func TestPrometheusScrape(t *testing.T) {
 		Waited: 250 * time.Millisecond, Contended: true})
 	tr.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndSessionLost,
 		Margin: -20 * time.Millisecond, HasMargin: true})
-	tr.SessionState(locktrace.SessionStateInfo{State: "Lost"})
-	tr.Connect(locktrace.ConnectInfo{Server: "zk1:2181"})
+	ct, err := otelrecipes.NewClientTrace(otelrecipes.WithMeterProvider(mp))
+	require.NoError(t, err)
+	ct.StateChange(session.StateChange{State: session.Lost})
+	ct.Connect(session.ConnectInfo{Server: "zk1:2181"})
 
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
@@ -527,8 +537,8 @@ func TestConcurrentHooks(t *testing.T) {
 				f.trace.Renewal(locktrace.RenewalInfo{Lock: lock, Latency: time.Millisecond})
 				f.trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: lock, Held: time.Millisecond, Cause: locktrace.EndTTLLapsed,
 					Margin: time.Millisecond, HasMargin: true})
-				f.trace.SessionState(locktrace.SessionStateInfo{State: "Reconnected"})
-				f.trace.Connect(locktrace.ConnectInfo{Server: "zk:2181"})
+				f.client.StateChange(session.StateChange{State: session.Reconnected})
+				f.client.Connect(session.ConnectInfo{Server: "zk:2181"})
 				f.trace.Leadership(locktrace.LeadershipInfo{Lock: lock, Leader: r%2 == 0})
 			}
 		})

@@ -19,14 +19,12 @@ import (
 //   - per call, through the context of Acquire or TryAcquire (WithTrace);
 //     the lease taken keeps it for its end and its renewals;
 //   - per client or lock, by an option: session.WithTrace for a ZooKeeper
-//     client (its connection states and attempts, and every recipe made on
-//     it), WithTrace of each compat lock.
+//     client (every recipe made on it), WithTrace of each compat lock.
 //
 // The hooks are called synchronously, on the goroutine that sees the
 // event: the caller of Acquire and Release, the goroutine that tells a
 // session value's end or a TTL lapse (other holders are told after the
-// hook returns), a renewal's goroutine, the client's dialing goroutine,
-// under its state lock for SessionState. So a hook must not block, and
+// hook returns), a renewal's goroutine. So a hook must not block, and
 // must not call the lock or its client: record what it needs and return.
 // Hooks may be called concurrently, from several goroutines.
 type Trace struct {
@@ -48,11 +46,6 @@ type Trace struct {
 	LeaseEnd func(LeaseEndInfo)
 	// Renewal: a TTL lease's renewal returned (compat backends).
 	Renewal func(RenewalInfo)
-	// SessionState: a ZooKeeper client's connection state changed.
-	SessionState func(SessionStateInfo)
-	// Connect: a ZooKeeper client's attempt to connect to one server
-	// ended, with or without a connection.
-	Connect func(ConnectInfo)
 	// Leadership: a leader election participant gained or lost the
 	// leadership.
 	Leadership func(LeadershipInfo)
@@ -234,28 +227,6 @@ type RenewalInfo struct {
 	Err error
 }
 
-// SessionStateInfo is SessionState's report.
-type SessionStateInfo struct {
-	// State is the new state's name, as session.State's String:
-	// "Connected", "Suspended", "Reconnected", "Lost", "ReadOnly",
-	// "Closed".
-	State     string
-	SessionID int64
-	// Err is why, for Suspended, Lost and Closed.
-	Err error
-}
-
-// ConnectInfo is Connect's report.
-type ConnectInfo struct {
-	// Server is the address tried.
-	Server string
-	// Latency is how long the attempt took.
-	Latency time.Duration
-	// Err is nil when a connection was made (the session handshake
-	// follows).
-	Err error
-}
-
 // LeadershipInfo is Leadership's report.
 type LeadershipInfo struct {
 	Lock LockID
@@ -298,8 +269,6 @@ func (t *Trace) And(o *Trace) *Trace {
 		AcquireDone:   both(t.AcquireDone, o.AcquireDone),
 		LeaseEnd:      both(t.LeaseEnd, o.LeaseEnd),
 		Renewal:       both(t.Renewal, o.Renewal),
-		SessionState:  both(t.SessionState, o.SessionState),
-		Connect:       both(t.Connect, o.Connect),
 		Leadership:    both(t.Leadership, o.Leadership),
 	}
 }

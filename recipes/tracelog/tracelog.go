@@ -12,18 +12,17 @@
 //	Warn   an acquisition that waited at least the slow threshold
 //	       (WithSlowAcquire, default 1s), whatever its outcome; one that
 //	       failed with locktrace.OutcomeError; a failed renewal; a
-//	       ZooKeeper session Suspended or Lost; a leadership lost
-//	Info   a ZooKeeper session's other states (Connected, Reconnected,
-//	       ReadOnly, Closed); a failed attempt to connect to a server; a
-//	       leadership gained
+//	       leadership lost
+//	Info   a leadership gained
 //	Debug  every other acquisition, an acquisition found contended
-//	       (queued), a release, a confirmed renewal, a connection made
+//	       (queued), a release, a confirmed renewal
 //
 // Records carry the lock as "lock.backend", "lock.kind" and "lock.name",
 // and, where they apply, "outcome", "waited", "contended", "held",
-// "cause", "margin", "err" and "token" (SessionState's: "state",
-// "session", "err"; Connect's: "server", "latency", "err"; Renewal's:
-// "latency", "err").
+// "cause", "margin", "err" and "token" (Renewal's: "latency", "err").
+//
+// A ZooKeeper client's connection states are not lock events: the client
+// logs them to the logger given by session.WithLogger.
 //
 // The hooks are called synchronously on the library's goroutines (see
 // locktrace.Trace): they do nothing but check that the level is enabled
@@ -32,12 +31,11 @@
 // to the network, say) a buffer of its own. The records are logged with
 // context.Background(), not the caller's context.
 //
-// The package imports only the standard library and package recipes.
+// The package imports only the standard library and recipes/locktrace.
 package tracelog
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -94,8 +92,6 @@ func New(l *slog.Logger, opts ...Option) *locktrace.Trace {
 		AcquireDone:   t.acquireDone,
 		LeaseEnd:      t.leaseEnd,
 		Renewal:       t.renewal,
-		SessionState:  t.sessionState,
-		Connect:       t.connect,
 		Leadership:    t.leadership,
 	}
 }
@@ -209,32 +205,6 @@ func (t tracer) renewal(i locktrace.RenewalInfo) {
 	}
 	t.log(level, msg, func() []slog.Attr {
 		return errAttr(lockAttrs(i.Lock, slog.Duration("latency", i.Latency)), i.Err)
-	})
-}
-
-func (t tracer) sessionState(i locktrace.SessionStateInfo) {
-	level := slog.LevelInfo
-	if i.State == "Suspended" || i.State == "Lost" {
-		level = slog.LevelWarn
-	}
-	t.log(level, "zookeeper session state", func() []slog.Attr {
-		return errAttr([]slog.Attr{
-			slog.String("state", i.State),
-			slog.String("session", fmt.Sprintf("0x%x", i.SessionID)),
-		}, i.Err)
-	})
-}
-
-func (t tracer) connect(i locktrace.ConnectInfo) {
-	level, msg := slog.LevelDebug, "zookeeper connected"
-	if i.Err != nil {
-		level, msg = slog.LevelInfo, "zookeeper connect attempt failed"
-	}
-	t.log(level, msg, func() []slog.Attr {
-		return errAttr([]slog.Attr{
-			slog.String("server", i.Server),
-			slog.Duration("latency", i.Latency),
-		}, i.Err)
 	})
 }
 

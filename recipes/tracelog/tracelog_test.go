@@ -141,13 +141,11 @@ func TestDebug(t *testing.T) {
 	trace.LeaseEnd(locktrace.LeaseEndInfo{Lock: zkMutex, Held: time.Second, Cause: locktrace.EndReleased, Err: recipes.ErrReleased,
 		Token: 3, HasToken: true})
 	trace.Renewal(locktrace.RenewalInfo{Lock: redisLock, Latency: 2 * time.Millisecond})
-	trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
 	expect(t, lines(),
 		`level=DEBUG msg="lock contended, waiting" `+zkAttrs,
 		`level=DEBUG msg="lock acquisition" `+zkAttrs+` outcome=acquired waited=10ms contended=true token=3`,
 		`level=DEBUG msg="lock released" `+zkAttrs+` cause=released held=1s token=3`,
-		`level=DEBUG msg="lock renewed" lock.backend=redis lock.kind=lock lock.name=jobs latency=2ms`,
-		`level=DEBUG msg="zookeeper connected" server=zk1:2181 latency=1ms`)
+		`level=DEBUG msg="lock renewed" lock.backend=redis lock.kind=lock lock.name=jobs latency=2ms`)
 }
 
 func TestRenewal(t *testing.T) {
@@ -156,27 +154,6 @@ func TestRenewal(t *testing.T) {
 	expect(t, lines())
 	trace.Renewal(locktrace.RenewalInfo{Lock: redisLock, Latency: 3 * time.Millisecond, Err: errors.New("i/o timeout")})
 	expect(t, lines(), `level=WARN msg="lock renewal failed" lock.backend=redis lock.kind=lock lock.name=jobs latency=3ms err="i/o timeout"`)
-}
-
-func TestSessionState(t *testing.T) {
-	trace, lines := logTo(t, slog.LevelInfo)
-	trace.SessionState(locktrace.SessionStateInfo{State: "Connected", SessionID: 0x1f})
-	trace.SessionState(locktrace.SessionStateInfo{State: "Suspended", SessionID: 0x1f, Err: errors.New("connection closed")})
-	trace.SessionState(locktrace.SessionStateInfo{State: "Reconnected", SessionID: 0x1f})
-	trace.SessionState(locktrace.SessionStateInfo{State: "Lost", SessionID: 0x1f, Err: errors.New("session expired")})
-	expect(t, lines(),
-		`level=INFO msg="zookeeper session state" state=Connected session=0x1f`,
-		`level=WARN msg="zookeeper session state" state=Suspended session=0x1f err="connection closed"`,
-		`level=INFO msg="zookeeper session state" state=Reconnected session=0x1f`,
-		`level=WARN msg="zookeeper session state" state=Lost session=0x1f err="session expired"`)
-}
-
-func TestConnect(t *testing.T) {
-	trace, lines := logTo(t, slog.LevelInfo)
-	trace.Connect(locktrace.ConnectInfo{Server: "zk1:2181", Latency: time.Millisecond})
-	expect(t, lines()) // Debug
-	trace.Connect(locktrace.ConnectInfo{Server: "zk2:2181", Latency: 5 * time.Millisecond, Err: errors.New("connection refused")})
-	expect(t, lines(), `level=INFO msg="zookeeper connect attempt failed" server=zk2:2181 latency=5ms err="connection refused"`)
 }
 
 func TestLeadership(t *testing.T) {

@@ -13,7 +13,7 @@ var table = Table{
 			// implementers' holding machinery, and the one rule of what a
 			// server's refusal is (every backend marks its errors with it,
 			// and zklock's exit code 69 follows it).
-			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/tracelog", "internal/hold", "recipes/refusal"},
+			Packages: []string{"recipes", "recipes/locktest", "recipes/multilock", "recipes/locktrace", "recipes/refusal", "recipes/tracelog", "internal/hold"},
 			StdOnly:  true,
 		},
 		{
@@ -45,7 +45,7 @@ var table = Table{
 			// Adapter modules that link a library, for users
 			// (OpenTelemetry).
 			Packages: []string{"contrib/..."},
-			On:       []string{"compat"},
+			On:       []string{"session", "compat"},
 		},
 		{
 			Name:     "cmd",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // Recorder keeps every report of its Trace.
@@ -21,8 +22,8 @@ type Recorder struct {
 	dones    []locktrace.AcquireDoneInfo
 	ends     []locktrace.LeaseEndInfo
 	renewals []locktrace.RenewalInfo
-	states   []locktrace.SessionStateInfo
-	connects []locktrace.ConnectInfo
+	states   []session.StateChange
+	connects []session.ConnectInfo
 	leaders  []locktrace.LeadershipInfo
 }
 
@@ -37,10 +38,21 @@ func (r *Recorder) Trace() *locktrace.Trace {
 		AcquireDone:   func(i locktrace.AcquireDoneInfo) { add(r, &r.dones, i) },
 		LeaseEnd:      func(i locktrace.LeaseEndInfo) { add(r, &r.ends, i) },
 		Renewal:       func(i locktrace.RenewalInfo) { add(r, &r.renewals, i) },
-		SessionState:  func(i locktrace.SessionStateInfo) { add(r, &r.states, i) },
-		Connect:       func(i locktrace.ConnectInfo) { add(r, &r.connects, i) },
 		Leadership:    func(i locktrace.LeadershipInfo) { add(r, &r.leaders, i) },
 	}
+}
+
+// ClientTrace returns a session.ClientTrace whose hooks record into r.
+func (r *Recorder) ClientTrace() *session.ClientTrace {
+	return &session.ClientTrace{
+		StateChange: func(i session.StateChange) { add(r, &r.states, i) },
+		Connect:     func(i session.ConnectInfo) { add(r, &r.connects, i) },
+	}
+}
+
+// SessionOptions attach both r's Trace and its ClientTrace to a client.
+func (r *Recorder) SessionOptions() []session.Option {
+	return []session.Option{session.WithTrace(r.Trace()), session.WithClientTrace(r.ClientTrace())}
 }
 
 func add[I any](r *Recorder, to *[]I, i I) {
@@ -72,11 +84,11 @@ func (r *Recorder) Ends() []locktrace.LeaseEndInfo { return get(r, &r.ends) }
 // Renewals returns the Renewal reports so far.
 func (r *Recorder) Renewals() []locktrace.RenewalInfo { return get(r, &r.renewals) }
 
-// States returns the SessionState reports so far.
-func (r *Recorder) States() []locktrace.SessionStateInfo { return get(r, &r.states) }
+// States returns the StateChange reports so far.
+func (r *Recorder) States() []session.StateChange { return get(r, &r.states) }
 
 // Connects returns the Connect reports so far.
-func (r *Recorder) Connects() []locktrace.ConnectInfo { return get(r, &r.connects) }
+func (r *Recorder) Connects() []session.ConnectInfo { return get(r, &r.connects) }
 
 // Leaderships returns the Leadership reports so far.
 func (r *Recorder) Leaderships() []locktrace.LeadershipInfo { return get(r, &r.leaders) }
