@@ -46,6 +46,10 @@ func TestCreateAndListPipelines(t *testing.T) {
 	require.NoError(t, c.EnsurePath(ctx, parent))
 	sess, err := c.Session(ctx)
 	require.NoError(t, err)
+	// The connection's first round of proof (a sync, then a multi) done:
+	// its multi going out after the listing would be the last op the
+	// server reports, and the next round is an interval away.
+	require.Eventually(t, func() bool { return session.ProofIdle(c) }, waitLimit, 10*time.Millisecond)
 	before, _ := received(t, server, sess.ID())
 
 	p.HoldToClient(t) // the server hears us; we hear nothing
