@@ -332,7 +332,8 @@ func TestTokensAboveAStaleCounter(t *testing.T) {
 
 // A waiter whose Client is closed while it waits gets no grants: it still
 // gets the lock once it is released, woken by its timer (within the
-// holder's TTL). A lock of the closed Client takes the lock no more.
+// holder's TTL). A lease held goes on and re-enters; a lock of the closed
+// Client takes the lock no more.
 func TestWaitAfterClientClosed(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)
@@ -353,7 +354,14 @@ func TestWaitAfterClientClosed(t *testing.T) {
 		n, _ := admin.LLen(ctx, "{closed}:queue").Result()
 		return n == 1
 	}, waitLimit, 5*time.Millisecond)
+	other := newLock(t, c, "closed-held", redislock.WithTTL(time.Second))
+	held, err := other.Acquire(ctx)
+	require.NoError(t, err)
 	require.NoError(t, c.Close())
+	again, err := other.Acquire(held.Context()) // a lease held goes on, and re-enters
+	require.NoError(t, err, "a held lease re-enters after Close")
+	require.NoError(t, again.Release(ctx))
+	require.NoError(t, held.Release(ctx))
 	for _, late := range []func(context.Context) (recipes.Lease, error){waiter.Acquire, waiter.TryAcquire} {
 		_, err := late(ctx)
 		require.ErrorIs(t, err, recipes.ErrNotAcquired)

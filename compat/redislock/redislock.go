@@ -291,11 +291,11 @@ func (l *Lock) Acquire(ctx context.Context) (recipes.Lease, error) { return l.ac
 func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) { return l.acquire(ctx, false) }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if l.c.isClosed() {
-		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
-	}
 	return ttl.Acquire(ctx, l, l.trace, locktrace.LockID{Backend: "redis", Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
+			if l.c.isClosed() { // after re-entry: a held lease re-enters still
+				return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
+			}
 			return grants.Wait(ctx, &waiting{l: l, id: uuid.NewString()}, wait, l.ttl, a)
 		})
 }

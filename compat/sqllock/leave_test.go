@@ -86,14 +86,22 @@ func TestCloseWaitsForCleanUps(t *testing.T) {
 	}
 }
 
-// A closed Client's locks take the lock no more; Close again is harmless.
+// A closed Client's locks take the lock no more (a lease held goes on,
+// and re-enters); Close again is harmless.
 func TestAcquireAfterClose(t *testing.T) {
 	for _, db := range []string{"postgres", "mariadb"} {
 		t.Run(db, func(t *testing.T) {
 			c := startDB(t, db).client(t)
 			l := newLock(t, c, "after-close")
+			held, err := l.Acquire(ctxT(t))
+			require.NoError(t, err)
 			require.NoError(t, c.Close())
 			require.NoError(t, c.Close())
+			// A lease held goes on, and re-enters.
+			again, err := l.Acquire(held.Context())
+			require.NoError(t, err, "a held lease re-enters after Close")
+			require.NoError(t, again.Release(ctxT(t)))
+			require.NoError(t, held.Release(ctxT(t)))
 			for _, call := range []func(context.Context) (recipes.Lease, error){l.Acquire, l.TryAcquire} {
 				_, err := call(ctxT(t))
 				require.ErrorIs(t, err, recipes.ErrNotAcquired)

@@ -382,15 +382,15 @@ func (l *Lock) TryAcquire(ctx context.Context) (recipes.Lease, error) {
 }
 
 func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
-	if l.c.closed.Load() {
-		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
-	}
 	backend := "postgres"
 	if l.c.dialect == MySQL {
 		backend = "mysql"
 	}
 	return ttl.Acquire(ctx, l, l.trace, locktrace.LockID{Backend: backend, Kind: "lock", Name: l.name}, !wait,
 		func(a *hold.Acquisition) (recipes.Lease, error) {
+			if l.c.closed.Load() { // after re-entry: a held lease re-enters still
+				return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
+			}
 			if l.c.dialect == MySQL {
 				return l.acquireMySQL(ctx, wait, a)
 			}
