@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
@@ -65,21 +66,26 @@ var eventTypes = map[zk.EventType]EventType{
 
 // watchOf turns a go-zookeeper watch channel into one of Events. go-zookeeper
 // creates the channel itself, so the event is carried over by a goroutine
-// that lives as long as the watch: until it fires, or its connection is
-// closed (go-zookeeper then ends every watch with EventNotWatching). A nil
-// channel (no watch was left) stays nil.
-func (c *Client) watchOf(zch <-chan zk.Event) <-chan Event {
+// that lives until the watch fires, its connection is closed (go-zookeeper
+// then ends every watch with EventNotWatching), or ctx ends: then the
+// channel is closed without an event, and a watch the caller gave up on
+// pins no goroutine (go-zookeeper keeps only its own channel, until the
+// node changes or the connection goes). A nil channel (no watch was left)
+// stays nil.
+func (c *Client) watchOf(ctx context.Context, zch <-chan zk.Event) <-chan Event {
 	if zch == nil {
 		return nil
 	}
 	out := make(chan Event, 1)
 	go func() {
 		defer close(out)
-		ev, ok := <-zch
-		if !ok {
-			return
+		select {
+		case ev, ok := <-zch:
+			if ok {
+				out <- c.eventOf(ev)
+			}
+		case <-ctx.Done():
 		}
-		out <- c.eventOf(ev)
 	}()
 	return out
 }

@@ -226,6 +226,9 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 
 // GetW is Get that also sets a watch on path. When the node does not exist
 // it returns ErrNoNode and leaves no watch behind.
+// The watch's channel delivers one Event, or is closed without one when
+// ctx ends (pass a context that lasts as long as you wait on it) or the
+// connection closes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
 	return c.get(ctx, path, true)
 }
@@ -246,7 +249,7 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Sta
 	if err != nil {
 		return nil, nil, nil, opError("get", path, err)
 	}
-	return r.data, statOf(r.st), c.watchOf(r.ev), nil
+	return r.data, statOf(r.st), c.watchOf(ctx, r.ev), nil
 }
 
 // Children returns the names of path's children (unsorted) and its Stat.
@@ -256,6 +259,9 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, er
 }
 
 // ChildrenW is Children that also sets a watch on path's children.
+// The watch's channel delivers one Event, or is closed without one when
+// ctx ends (pass a context that lasts as long as you wait on it) or the
+// connection closes.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
 	return c.children(ctx, path, true)
 }
@@ -276,7 +282,7 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	if err != nil {
 		return nil, nil, nil, opError("children", path, err)
 	}
-	return r.kids, statOf(r.st), c.watchOf(r.ev), nil
+	return r.kids, statOf(r.st), c.watchOf(ctx, r.ev), nil
 }
 
 // Exists reports whether path exists, with its Stat when it does.
@@ -287,6 +293,9 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 
 // ExistsW is Exists that also leaves a watch on path, which fires when it
 // is created, deleted or changed.
+// The watch's channel delivers one Event, or is closed without one when
+// ctx ends (pass a context that lasts as long as you wait on it) or the
+// connection closes.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, <-chan Event, error) {
 	return c.exists(ctx, path, true)
 }
@@ -307,7 +316,7 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *St
 	if err != nil {
 		return false, nil, nil, opError("exists", path, err)
 	}
-	return r.ok, statOf(r.st), c.watchOf(r.ev), nil
+	return r.ok, statOf(r.st), c.watchOf(ctx, r.ev), nil
 }
 
 // Set writes data to path if its version matches (-1: any version).

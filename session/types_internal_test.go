@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -79,10 +80,18 @@ func TestStatAndEventOf(t *testing.T) {
 	zch := make(chan zk.Event, 1)
 	zch <- zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/ns"}
 	close(zch)
-	ev, ok := <-c.watchOf(zch)
+	ev, ok := <-c.watchOf(context.Background(), zch)
 	require.True(t, ok)
 	assert.Equal(t, Event{Type: EventNodeChildrenChanged, Path: "/"}, ev)
-	assert.Nil(t, c.watchOf(nil))
+	assert.Nil(t, c.watchOf(context.Background(), nil))
+
+	// A watch given up on (its context ended) closes without an event, and
+	// its goroutine ends (goleak checks it at the end of the package).
+	ctx, cancel := context.WithCancel(context.Background())
+	abandoned := c.watchOf(ctx, make(chan zk.Event, 1))
+	cancel()
+	_, ok = <-abandoned
+	assert.False(t, ok, "closed without an event")
 }
 
 // BenchmarkWatchOf is what the conversion of one watch costs: the
@@ -92,7 +101,7 @@ func BenchmarkWatchOf(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		zch := make(chan zk.Event, 1)
-		ch := c.watchOf(zch)
+		ch := c.watchOf(context.Background(), zch)
 		zch <- zk.Event{Type: zk.EventNodeDeleted, Path: "/ns/a"}
 		close(zch)
 		<-ch
