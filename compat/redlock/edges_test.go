@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -250,13 +251,27 @@ func TestUnreachableServersReturnAtTheDeadline(t *testing.T) {
 func holdLong(t *testing.T, servers []redlock.Redis, name string, opts ...redlock.ClientOption) (*redlock.Client, recipes.Lease) {
 	t.Helper()
 	ctx := ctxT(t)
-	warm := newClient(t, servers)
-	first, err := lockOn(t, warm, name, redlock.WithTTL(time.Second)).Acquire(ctx)
-	require.NoError(t, err)
-	require.NoError(t, first.Release(ctx))
-	// A server that missed that release within its 10 ms server timeout
-	// (a loaded machine) frees the key in the background: wait for it, so
-	// that the lock below finds every server free.
+	// The first use of the name on a server starts its quiet period, a TTL
+	// of the lock that used it: a server the short lock missed would be
+	// quiet for the long lock's TTL. So the short lock must have been
+	// taken on every server (a server timeout a loaded machine does not
+	// outlast, under the TTL's third), and released everywhere (Close
+	// waits for a release a server missed).
+	warm := newClient(t, servers, redlock.WithServerTimeout(300*time.Millisecond))
+	short := lockOn(t, warm, name, redlock.WithTTL(time.Second))
+	for attempt := 1; ; attempt++ {
+		first, err := short.Acquire(ctx)
+		require.NoError(t, err)
+		everywhere := !slices.ContainsFunc(servers, func(r redlock.Redis) bool {
+			n, err := r.(*redis.Client).Exists(ctx, "{"+name+"}").Result()
+			return err != nil || n == 0
+		})
+		require.NoError(t, first.Release(ctx))
+		if everywhere {
+			break
+		}
+		require.Less(t, attempt, 10, "the short lock never reached every server")
+	}
 	require.NoError(t, warm.Close())
 	c := newClient(t, servers, opts...)
 	lease, err := lockOn(t, c, name, redlock.WithTTL(longTTL)).TryAcquire(ctx)

@@ -59,7 +59,10 @@ func startMariaDB(t testing.TB, server *Cert) *MariaDB {
 	m := &MariaDB{client: client, admin: admin, s: dbServer{root: root, stopSig: syscall.SIGTERM}, tls: server != nil}
 	m.s.cleanup(t, "mariadb")
 	data := filepath.Join(root, "data")
-	argv := append([]string{install, "--no-defaults", "--datadir=" + data, "--skip-test-db",
+	// A temp dir of its own: the bootstrap server of another install
+	// running at once (tests of several packages) removes the temporary
+	// tables it finds in its tmpdir, /tmp by default, and so fails this one.
+	argv := append([]string{install, "--no-defaults", "--datadir=" + data, "--tmpdir=" + root, "--skip-test-db",
 		"--auth-root-authentication-method=normal"}, mariadbServerFlags...)
 	_, err = runTool(nil, root, append(argv, asRoot()...)...)
 	fatalIf(t, "mariadb-install-db", err)
