@@ -203,4 +203,3 @@ func mkTree(t testing.TB, c *session.Client, nodes ...string) {
 		require.NoError(t, err)
 	}
 }
-
