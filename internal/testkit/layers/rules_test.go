@@ -95,6 +95,9 @@ func TestTheRepositoryRules(t *testing.T) {
 		{arrow: "compat/redislock -> compat/internal/ttl"},
 		{arrow: "compat/internal/ttl -> internal/hold"},
 		{arrow: "cmd/zklock -> mutex"},
+		{arrow: "cache -> session"},
+		{arrow: "cmd/zklock -> cache"},
+		{arrow: "internal/testkit/lockbench -> cache"},
 		{arrow: "cmd/zklock -> compat/redlock"},
 		{arrow: "cmd/zklock -> cmd/zklock/internal/child"},
 		{arrow: "internal/testkit/zktest -> internal/testkit/harness"},
@@ -110,6 +113,11 @@ func TestTheRepositoryRules(t *testing.T) {
 		{arrow: "recipes/refusal -> session", want: []string{"up: recipes/refusal -> session"}},
 		{arrow: "internal/engine -> mutex", want: []string{"up: internal/engine -> mutex"}},
 		{arrow: "mutex -> cmd/zklock", want: []string{"up: mutex -> cmd/zklock"}},
+		// The caches read through the session alone.
+		{arrow: "session -> cache", want: []string{"up: session -> cache"}},
+		{arrow: "cache -> znode", want: []string{"sideways: cache -> znode"}},
+		{arrow: "cache -> mutex", want: []string{"sideways: cache -> mutex"}},
+		{arrow: "mutex -> cache", want: []string{"sideways: mutex -> cache"}},
 		// compat sits on the contract alone.
 		{arrow: "compat/redislock -> session", want: []string{"sideways: compat/redislock -> session"}},
 		{arrow: "compat/internal/ttl -> znode", want: []string{"sideways: compat/internal/ttl -> znode"}},

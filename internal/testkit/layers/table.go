@@ -34,6 +34,13 @@ var table = Table{
 			On:       []string{"zookeeper core"},
 		},
 		{
+			Name: "zookeeper caches",
+			// Local views of nodes kept by watches: the session's reads
+			// only, no lease.
+			Packages: []string{"cache"},
+			On:       []string{"session"},
+		},
+		{
 			Name: "compat",
 			// The contract on Redis, Redlock, memcached and SQL: no
 			// ZooKeeper.
@@ -50,14 +57,14 @@ var table = Table{
 		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
 		},
 		{
 			Name: "integration",

@@ -1,0 +1,44 @@
+// Package cache is Curator's cache family for Go (CuratorCache, and the
+// NodeCache, PathChildrenCache and TreeCache shapes of it): a local view
+// of a ZooKeeper node, its children or a subtree, kept current by
+// watches, with one ordered stream of events for every change.
+//
+//	c, err := cache.Start(ctx, client, "/config", cache.WithDepth(1))
+//	if err := c.Initialized(ctx); err != nil { ... }
+//	n, ok := c.Get("/config/flags")
+//	for ev := range c.Events() { ... }
+//
+// WithDepth chooses the shape (0: the node, 1: the node and its children,
+// the default: the whole subtree), WithFilter which nodes below the path
+// to cache, WithoutData whether to keep data, WithDecompress whether to
+// gunzip what Curator wrote compressed. The path is never created: a
+// missing path is an empty view, watched, that fills when it appears.
+//
+// How: one watch per cached node, on its data (GetW), and on its children
+// (ChildrenW) above the depth limit. A fired watch costs one read, which
+// re-arms it; a new child costs the reads of its subtree. The first load
+// and every resynchronisation read a level of the tree at a time, its
+// reads in flight together over the client's one connection.
+//
+// Guarantees. Events of one node come in zxid order, each with the node's
+// Stat (czxid, mzxid, version) and data; a node deleted and created again
+// is Deleted, then Created (told by czxid, not by version). Changed means
+// the node's data was written (its mzxid moved); a change of its children
+// alone is told by their own events. Events queue without bound until
+// read: a consumer that stops reading blocks neither the cache nor the
+// client, and the queue grows meanwhile. The view (Get, Children,
+// Snapshot) is changed together with the events that tell the change.
+//
+// Session loss. When the connection is suspended (session.Suspended, the
+// moment a lease of the same client would be told), the cache sends
+// Stale, keeps serving its last view and Freshness says since when it may
+// be stale. When the client reconnects, to the same session (whose
+// watches the client re-arms) or to a new one (whose watches are gone),
+// the cache reads the whole view again and sends exactly the difference
+// from what it showed: nothing for a node with the same czxid and mzxid,
+// one event for each real difference, then Fresh. A failed read is tried
+// again, after the client's own retries, until the cache ends.
+//
+// Everything ends with Close, the end of Start's context or the client's
+// Close: the cache's goroutines end and Events is closed.
+package cache

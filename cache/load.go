@@ -1,0 +1,231 @@
+package cache
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// maxInFlight bounds the reads of one level of a load that are in flight
+// at once (and so the goroutines a load starts). They all go out on the
+// client's one connection, in a pipeline: a level of n nodes costs about
+// n/maxInFlight round trips, not n.
+const maxInFlight = 256
+
+// rootAttempts bounds the reads of a path that keeps being created and
+// deleted between its read and the watch on its creation.
+const rootAttempts = 3
+
+// errFlapping: the path was there for the watch on its creation and gone
+// for the read of its data, rootAttempts times.
+var errFlapping = errors.New("cache: the path keeps being created and deleted")
+
+// loaded is what the read of one node found.
+type loaded struct {
+	node Node
+	kids []string // the names of its children to cache; nil when not cached
+	ok   bool     // it exists
+	err  error
+}
+
+// load reads the subtrees at tops, level by level, each level's reads in
+// flight together; it returns them keyed by path. Each node read is left
+// with its watches armed. A node gone between its parent's listing and its
+// own read is left out, and so is its name from its parent's children:
+// the parent's watch on its children tells the change.
+func (x *Cache) load(tops []string) (map[string]*entry, error) {
+	got := map[string]*entry{}
+	sem := make(chan struct{}, maxInFlight)
+	for level := tops; len(level) > 0; {
+		res := make([]loaded, len(level))
+		var wg sync.WaitGroup
+		for i, p := range level {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i] = x.read(p)
+				<-sem
+			}()
+		}
+		wg.Wait()
+		var next []string
+		for i, r := range res {
+			if r.err != nil {
+				return nil, r.err
+			}
+			if !r.ok {
+				continue
+			}
+			e := &entry{node: r.node}
+			if r.kids != nil {
+				e.kids = make(map[string]struct{}, len(r.kids))
+				for _, k := range r.kids {
+					e.kids[k] = struct{}{}
+					next = append(next, session.JoinPath(level[i], k))
+				}
+			}
+			got[level[i]] = e
+		}
+		level = next
+	}
+	for p, e := range got {
+		for k := range e.kids {
+			if _, ok := got[session.JoinPath(p, k)]; !ok {
+				delete(e.kids, k)
+			}
+		}
+	}
+	return got, nil
+}
+
+// read reads one node: its data and Stat and, above the depth limit, its
+// children's names, arming the watches that are not armed. The missing
+// path itself is left with a watch on its creation.
+func (x *Cache) read(p string) loaded {
+	for attempt := 1; ; attempt++ {
+		n, ok, err := x.readData(p)
+		if err != nil {
+			return loaded{err: err}
+		}
+		if !ok {
+			if p != x.root {
+				return loaded{}
+			}
+			there, err := x.watchExists(p)
+			switch {
+			case err != nil:
+				return loaded{err: err}
+			case !there:
+				return loaded{}
+			case attempt == rootAttempts:
+				return loaded{err: fmt.Errorf("%w: %s", errFlapping, p)}
+			}
+			continue
+		}
+		if !x.wantChildren(p) {
+			return loaded{node: n, ok: true}
+		}
+		kids, ok, err := x.readKids(p)
+		if err != nil || !ok {
+			// Gone since its data was read: its data watch tells.
+			return loaded{err: err}
+		}
+		return loaded{node: n, kids: kids, ok: true}
+	}
+}
+
+// readData reads p's data and Stat, with a data watch unless one is
+// armed; false when p does not exist.
+func (x *Cache) readData(p string) (Node, bool, error) {
+	var (
+		data []byte
+		st   *session.Stat
+		err  error
+	)
+	if x.w.isArmed(p, dataWatch) {
+		data, st, err = x.c.Get(x.ctx, p)
+	} else {
+		var ch <-chan session.Event
+		data, st, ch, err = x.c.GetW(x.ctx, p)
+		x.watch(p, dataWatch, ch)
+	}
+	if errors.Is(err, session.ErrNoNode) {
+		return Node{}, false, nil
+	}
+	if err != nil {
+		return Node{}, false, fmt.Errorf("cache: %w", err)
+	}
+	return Node{Path: p, Data: x.keep(data), Stat: *st}, true, nil
+}
+
+// readKids lists p's children to cache (those the filter keeps), with a
+// watch on them unless one is armed; false when p does not exist.
+func (x *Cache) readKids(p string) ([]string, bool, error) {
+	var (
+		names []string
+		err   error
+	)
+	if x.w.isArmed(p, childWatch) {
+		names, _, err = x.c.Children(x.ctx, p)
+	} else {
+		var ch <-chan session.Event
+		names, _, ch, err = x.c.ChildrenW(x.ctx, p)
+		x.watch(p, childWatch, ch)
+	}
+	if errors.Is(err, session.ErrNoNode) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cache: %w", err)
+	}
+	kept := make([]string, 0, len(names))
+	for _, k := range names {
+		if x.opt.filter == nil || x.opt.filter(session.JoinPath(p, k)) {
+			kept = append(kept, k)
+		}
+	}
+	return kept, true, nil
+}
+
+// watchExists says whether p exists, leaving a watch on its creation (or,
+// if it exists, on its data) unless one is armed.
+func (x *Cache) watchExists(p string) (bool, error) {
+	var (
+		ok  bool
+		err error
+	)
+	if x.w.isArmed(p, dataWatch) {
+		ok, _, err = x.c.Exists(x.ctx, p)
+	} else {
+		var ch <-chan session.Event
+		ok, _, ch, err = x.c.ExistsW(x.ctx, p)
+		x.watch(p, dataWatch, ch)
+	}
+	if err != nil {
+		return false, fmt.Errorf("cache: %w", err)
+	}
+	return ok, nil
+}
+
+// wantChildren says whether p's children are cached: p is above the depth
+// limit.
+func (x *Cache) wantChildren(p string) bool {
+	return x.opt.depth < 0 || x.level(p) < x.opt.depth
+}
+
+// level is p's depth below the root (the root's is 0).
+func (x *Cache) level(p string) int {
+	switch {
+	case p == x.root:
+		return 0
+	case x.root == "/":
+		return strings.Count(p, "/")
+	default:
+		return strings.Count(p[len(x.root):], "/")
+	}
+}
+
+// gzipMagic starts every gzip stream.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// keep is the data the view keeps of data read.
+func (x *Cache) keep(data []byte) []byte {
+	switch {
+	case x.opt.noData:
+		return nil
+	case x.opt.gunzip && bytes.HasPrefix(data, gzipMagic):
+		if r, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
+			if plain, err := io.ReadAll(r); err == nil {
+				return plain
+			}
+		}
+	}
+	return data
+}
