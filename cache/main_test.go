@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -21,9 +22,22 @@ const waitLimit = zktest.WaitLimit
 
 var (
 	sharedServers = zktest.Shared
-	connect       = zktest.Connect
 	ctxT          = zktest.Ctx
 )
+
+// run tells this test process's nodes from an earlier process's on a
+// shared server.
+var run = time.Now().UnixNano()
+
+// connect is zktest.Connect in a namespace of the test's own (of this
+// run of it: go test -count=N runs a test N times on one server), shared
+// by every client the test connects: the tests' fixed paths never meet
+// another run's nodes.
+func connect(t testing.TB, servers []string, opts ...session.Option) *session.Client {
+	t.Helper()
+	ns := fmt.Sprintf("/cache-test-%d/%s-%p", run, strings.ReplaceAll(t.Name(), "/", "_"), t)
+	return zktest.Connect(t, servers, append([]session.Option{session.WithNamespace(ns)}, opts...)...)
+}
 
 // start starts a cache on path, closed at t's cleanup, and waits for its
 // first load.
