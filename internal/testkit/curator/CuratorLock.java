@@ -541,8 +541,10 @@ public final class CuratorLock {
             case "contend":
                 return contend(f);
 
-            default:
-                return "error unknown command " + f[0];
+            default: {
+                String r = CuratorCaches.run(client, f);
+                return r != null ? r : "error unknown command " + f[0];
+            }
         }
     }
 
@@ -555,7 +557,7 @@ public final class CuratorLock {
         return b.toString();
     }
 
-    private static String arg(String[] f) {
+    static String arg(String[] f) {
         if (f.length != 2) {
             throw new IllegalArgumentException(f[0] + " takes one argument, a path");
         }
@@ -616,7 +618,7 @@ public final class CuratorLock {
         return leading;
     }
 
-    private static void noArgs(String[] f) {
+    static void noArgs(String[] f) {
         if (f.length != 1) {
             throw new IllegalArgumentException(f[0] + " takes no arguments");
         }
@@ -624,7 +626,7 @@ public final class CuratorLock {
 
     // millis parses the optional milliseconds at f[i] (the last argument):
     // -1 when absent (wait for ever).
-    private static long millis(String[] f, int i) {
+    static long millis(String[] f, int i) {
         if (f.length > i + 1) {
             throw new IllegalArgumentException(f[0] + " takes at most " + i + " argument(s), the last milliseconds");
         }
@@ -706,7 +708,7 @@ public final class CuratorLock {
 
     // benchClients returns the first k of the benchmark's sessions, starting
     // the missing ones.
-    private static List<CuratorFramework> benchClients(int k) throws InterruptedException {
+    static List<CuratorFramework> benchClients(int k) throws InterruptedException {
         synchronized (benchClients) {
             while (benchClients.size() < k) {
                 CuratorFramework c = newClient();
@@ -923,7 +925,7 @@ public final class CuratorLock {
         return "node " + (p == null ? "none" : p);
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         String msg = e.getClass().getSimpleName();
         if (e.getMessage() != null) {
             msg += ": " + e.getMessage();

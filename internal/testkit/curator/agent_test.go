@@ -30,6 +30,9 @@ func TestAgent(t *testing.T) {
 	t.Run("Kill", func(t *testing.T) { testKill(t, servers) })
 	t.Run("Recipes", func(t *testing.T) { testRecipes(t, servers) })
 	t.Run("DigestAuth", func(t *testing.T) { testDigestAuth(t, servers) })
+	t.Run("Writer", func(t *testing.T) { testWriter(t, servers) })
+	t.Run("Caches", func(t *testing.T) { testCaches(t, servers) })
+	t.Run("CacheBench", func(t *testing.T) { testCacheBench(t, servers) })
 }
 
 // testDigestAuth: an agent WithDigestAuth makes its nodes, parents

@@ -4,7 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,8 +31,11 @@ var debianJavaDir = "/usr/share/java"
 // mainClass is the agent's class; CuratorLock.java declares it.
 const mainClass = "CuratorLock"
 
-//go:embed CuratorLock.java
-var agentSource []byte
+// agentSources are the agent's Java files: CuratorLock.java and the
+// classes it uses (CuratorCaches.java), compiled together.
+//
+//go:embed *.java
+var agentSources embed.FS
 
 // compileTimeout bounds javac.
 const compileTimeout = 2 * time.Minute
@@ -201,7 +204,14 @@ func build() (*toolchain, string, error) {
 func compile(tc *toolchain) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", tc.javac, strings.Join(tc.classpath, string(os.PathListSeparator)))
-	h.Write(agentSource)
+	srcs, err := sources()
+	if err != nil {
+		return "", err
+	}
+	for _, src := range srcs {
+		fmt.Fprintf(h, "%s %d\n", src.name, len(src.text))
+		h.Write(src.text)
+	}
 	final := ""
 	if cache, err := os.UserCacheDir(); err == nil {
 		base := filepath.Join(cache, "zkrecipes")
@@ -220,7 +230,7 @@ func compile(tc *toolchain) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("curator agent: %w", err)
 	}
-	if err := javac(tc, work); err != nil {
+	if err := javac(tc, work, srcs); err != nil {
 		os.RemoveAll(work)
 		return "", err
 	}
@@ -237,23 +247,52 @@ func compile(tc *toolchain) (string, error) {
 	return final, nil
 }
 
-// javac compiles the embedded source into dir.
-func javac(tc *toolchain, dir string) error {
-	src := filepath.Join(dir, mainClass+".java")
-	if err := os.WriteFile(src, agentSource, 0o644); err != nil {
-		return fmt.Errorf("curator agent: %w", err)
+// source is one of the agent's Java files.
+type source struct {
+	name string
+	text []byte
+}
+
+// sources returns the embedded Java files in name order (embed.FS lists
+// them sorted).
+func sources() ([]source, error) {
+	entries, err := agentSources.ReadDir(".")
+	if err != nil {
+		return nil, fmt.Errorf("curator agent: %w", err)
+	}
+	srcs := make([]source, 0, len(entries))
+	for _, e := range entries {
+		text, err := agentSources.ReadFile(e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("curator agent: %w", err)
+		}
+		srcs = append(srcs, source{e.Name(), text})
+	}
+	return srcs, nil
+}
+
+// javac compiles the embedded sources into dir.
+func javac(tc *toolchain, dir string, srcs []source) error {
+	var files []string
+	for _, src := range srcs {
+		p := filepath.Join(dir, src.name)
+		if err := os.WriteFile(p, src.text, 0o644); err != nil {
+			return fmt.Errorf("curator agent: %w", err)
+		}
+		files = append(files, p)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), compileTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tc.javac, "-proc:none", "-encoding", "UTF-8", "-nowarn", "-d", dir,
-		"-cp", strings.Join(tc.classpath, string(os.PathListSeparator)), src)
+	args := append([]string{"-proc:none", "-encoding", "UTF-8", "-nowarn", "-d", dir,
+		"-cp", strings.Join(tc.classpath, string(os.PathListSeparator))}, files...)
+	cmd := exec.CommandContext(ctx, tc.javac, args...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return fmt.Errorf("curator agent: javac did not finish within %v\n%s", compileTimeout, out)
 	}
 	if err != nil {
-		return fmt.Errorf("curator agent: %s %s: %v\n%s", tc.javac, src, err, out)
+		return fmt.Errorf("curator agent: %s %s: %v\n%s", tc.javac, strings.Join(files, " "), err, out)
 	}
 	if !isFile(filepath.Join(dir, mainClass+".class")) {
 		return fmt.Errorf("curator agent: javac made no %s.class\n%s", mainClass, out)

@@ -31,6 +31,20 @@
 //     selector-participants, selector-close.
 //   - Benchmarks: contend mutex|semaphore PATH SESSIONS N [MAX] (done
 //     NANOS), timed in the JVM; Contend runs it.
+//   - Caches (CuratorCaches.java): cache PATH DEPTH [compressed] (a
+//     CuratorCache) or treecache PATH DEPTH [compressed] (a TreeCache),
+//     cache-await [MS], cache-view (every node: path, czxid, mzxid, version,
+//     data), cache-events (created, changed, deleted, initialized since the
+//     last call), cache-close; StartCache, AwaitCache, CacheView,
+//     CacheEvents and CloseCache run them.
+//   - A writer: create PATH HEX [ephemeral] [sequential] [compressed], set
+//     PATH HEX [compressed], delete PATH (with its children), compressed
+//     with Curator's gzip; Create, SetData and Delete run them.
+//   - Cache benchmarks, timed in the JVM: cache-load curator|tree PATH (the
+//     initial load of a new cache and the heap it retains) and
+//     cache-latency N RATE PATH... (from a write, by a session of its own,
+//     to its event in the running cache); LoadCache, MeasureCacheLatency
+//     and BenchCache run them.
 //
 // WithDigestAuth starts an agent whose CuratorFrameworks authenticate as a
 // digest user and create every node with the creator-only ACL, as a Go
@@ -45,8 +59,9 @@
 // commands sent after it; use Send for it and Expect for its reply. List and
 // Value parse the replies that carry a list or a value.
 //
-// The program is compiled with javac once per test process (and cached across
-// processes under the user's cache dir, keyed by the source and classpath),
+// The program (every .java file of this package) is compiled with javac
+// once per test process (and cached across processes under the user's
+// cache dir, keyed by the sources and classpath),
 // against Curator, ZooKeeper and their dependencies found in $CURATOR_LIB (a
 // directory of jars) or Debian's /usr/share/java (apt-get install
 // libcurator-recipes-java openjdk-17-jdk-headless). java and javac come from

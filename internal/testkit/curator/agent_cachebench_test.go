@@ -1,0 +1,95 @@
+package curator_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+)
+
+// Curator's side of issue 30's cache benchmarks, on the issue's tree:
+// 10 nodes under the root, 10 under each of them, 99 under each of those
+// (10,010 nodes and the root), 100 B of data each, made by Go. Per
+// iteration, for CuratorCache and TreeCache: five initial loads (median
+// time, median retained heap per node), then 1,000 writes at 1,000 per
+// second on 100 of the leaves, each timed to its event.
+//
+// Known flaw: TreeCache's heap per node comes out wrong (negative in the
+// one run so far): a closed TreeCache removes its 10,000 watches in the
+// background, and until they are gone they keep its tree reachable, so
+// the next load's "before" reading includes the last load. Waiting for
+// the client's watch count to fall back (tried) did not end within 5
+// minutes; until that is understood, trust only CuratorCache's figure.
+//
+// Run it with
+//
+//	ZKR_BENCH_JVM=1 go test -run '^$' -bench CuratorCaches -benchtime 1x ./internal/testkit/curator/
+func BenchmarkCuratorCaches(b *testing.B) {
+	if err := curator.Available(); err != nil {
+		harness.Unavailable(b, "%v; %s", err, curator.Hint)
+	}
+	servers := harness.StartZK(b, 1).Servers()
+	const root = "/bench-cache"
+	leaves := makeTree(b, acltest.Raw(b, servers), root, []int{10, 10, 99}, 100)
+	paths := make([]string, 0, 100)
+	for i := 0; len(paths) < cap(paths); i += len(leaves) / cap(paths) {
+		paths = append(paths, leaves[i])
+	}
+	a := curator.Start(b, servers, curator.WithName("bench"))
+	var results []curator.CacheBench
+	for b.Loop() {
+		results = results[:0]
+		for _, kind := range []curator.CacheKind{curator.CuratorCache, curator.TreeCache} {
+			results = append(results, curator.BenchCache(b, a, curator.CacheBenchSpec{Kind: kind, Root: root, Loads: 5,
+				Writes: 1000, Rate: 1000, Paths: paths, Within: 10 * time.Minute}))
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+	for _, r := range results {
+		b.Logf("%s: %d nodes, load %v, %.0f B/node, write to event p50 %v p99 %v, %d of 1000 writes without an event of their own",
+			r.Kind, r.Nodes, r.Load, r.HeapPerNode, r.LatencyP50, r.LatencyP99, r.Missed)
+		r.Report(b)
+	}
+}
+
+// makeTree creates root and, level by level, fan[i] children under each
+// node of level i, each holding size bytes, in multi requests of a
+// hundred; it returns the nodes of the last level.
+func makeTree(b *testing.B, raw *zk.Conn, root string, fan []int, size int) []string {
+	b.Helper()
+	data := bytes.Repeat([]byte{'x'}, size)
+	acl := zk.WorldACL(zk.PermAll)
+	_, err := raw.Create(root, data, 0, acl)
+	require.NoError(b, err)
+	level := []string{root}
+	for _, n := range fan {
+		var next []string
+		var ops []any
+		flush := func() {
+			if len(ops) > 0 {
+				_, err := raw.Multi(ops...)
+				require.NoError(b, err)
+				ops = ops[:0]
+			}
+		}
+		for _, parent := range level {
+			for i := range n {
+				p := fmt.Sprintf("%s/n%d", parent, i)
+				ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: acl})
+				next = append(next, p)
+				if len(ops) == 100 {
+					flush()
+				}
+			}
+		}
+		flush()
+		level = next
+	}
+	return level
+}
