@@ -142,12 +142,18 @@ func Start(ctx context.Context, c *session.Client, path string, opts ...Option) 
 		cancel()
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	// Before any watch is set: the stream tells every one's firing.
+	notes, err := c.Notifications(cctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("cache: %w", err)
+	}
 	x := &Cache{
 		c: c, root: path, opt: o,
 		ctx: cctx, cancel: cancel,
 		events: newQueue(),
 		inbox:  newInbox(),
-		w:      watches{m: map[string]*armed{}},
+		w:      watches{m: map[string]kind{}},
 		init:   make(chan struct{}),
 		view:   map[string]*entry{},
 		fresh:  Freshness{StaleSince: time.Now()},
@@ -157,9 +163,10 @@ func Start(ctx context.Context, c *session.Client, path string, opts ...Option) 
 	if s := c.CurrentSession(); s != nil {
 		x.sessID = s.ID()
 	}
-	x.wg.Add(3)
+	x.wg.Add(4)
 	go func() { defer x.wg.Done(); x.events.run(cctx.Done()) }()
 	go func() { defer x.wg.Done(); x.follow(states) }()
+	go func() { defer x.wg.Done(); x.listen(notes) }()
 	go func() { defer x.wg.Done(); x.run() }()
 	return x, nil
 }

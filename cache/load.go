@@ -131,10 +131,8 @@ func (x *Cache) readData(p string) (Node, bool, error) {
 	)
 	if x.w.isArmed(p, dataWatch) {
 		data, st, err = x.c.Get(x.ctx, p)
-	} else {
-		var ch <-chan session.Event
-		data, st, ch, err = x.c.GetW(x.ctx, p)
-		x.watch(p, dataWatch, ch)
+	} else if data, st, err = x.c.GetWatch(x.ctx, p); err == nil {
+		x.w.arm(p, dataWatch)
 	}
 	if errors.Is(err, session.ErrNoNode) {
 		return Node{}, false, nil
@@ -154,10 +152,8 @@ func (x *Cache) readKids(p string) ([]string, bool, error) {
 	)
 	if x.w.isArmed(p, childWatch) {
 		names, _, err = x.c.Children(x.ctx, p)
-	} else {
-		var ch <-chan session.Event
-		names, _, ch, err = x.c.ChildrenW(x.ctx, p)
-		x.watch(p, childWatch, ch)
+	} else if names, _, err = x.c.ChildrenWatch(x.ctx, p); err == nil {
+		x.w.arm(p, childWatch)
 	}
 	if errors.Is(err, session.ErrNoNode) {
 		return nil, false, nil
@@ -183,10 +179,8 @@ func (x *Cache) watchExists(p string) (bool, error) {
 	)
 	if x.w.isArmed(p, dataWatch) {
 		ok, _, err = x.c.Exists(x.ctx, p)
-	} else {
-		var ch <-chan session.Event
-		ok, _, ch, err = x.c.ExistsW(x.ctx, p)
-		x.watch(p, dataWatch, ch)
+	} else if ok, _, err = x.c.ExistsWatch(x.ctx, p); err == nil {
+		x.w.arm(p, dataWatch)
 	}
 	if err != nil {
 		return false, fmt.Errorf("cache: %w", err)

@@ -18,8 +18,8 @@ const (
 
 // run is the loop: the one goroutine that changes the view. It reads the
 // whole view again when told to (at the start, and after each
-// reconnection), then handles the watches' reports, each by one read of
-// the node that changed.
+// reconnection), then handles the notifications, each by one read of the
+// node that changed.
 func (x *Cache) run() {
 	var delay time.Duration
 	for x.ctx.Err() == nil {
@@ -127,15 +127,15 @@ func (x *Cache) resynchronise() error {
 	return nil
 }
 
-// drain handles the watches' reports. On a failed read it asks for a
-// resynchronisation, which re-arms the watches of the reports left.
+// drain handles the notifications. On a failed read it asks for a
+// resynchronisation, which re-arms the watches of the notifications left.
 func (x *Cache) drain() (failed bool) {
 	reports := x.inbox.take()
 	for i, r := range reports {
 		if err := x.handle(r); err != nil {
 			x.failed("read "+r.path, err)
 			for _, rest := range reports[i+1:] {
-				x.w.fired(rest.path, rest.kind, rest.token)
+				x.w.fired(rest.path, rest.kinds())
 			}
 			return true
 		}
@@ -154,29 +154,25 @@ func (x *Cache) failed(what string, err error) {
 	x.mu.Unlock()
 }
 
-// handle acts on one watch's report: a read of what it is about, which
-// re-arms it.
+// handle acts on one notification: the watches it fired are gone, and a
+// read of what it is about re-arms them. The notification may be of a
+// watch another user of the client set, or of one the cache has replaced
+// since: the read then finds nothing new, and sends nothing. A path the
+// view does not hold (not cached, or not yet) is not read.
 func (x *Cache) handle(r report) error {
-	if !x.w.fired(r.path, r.kind, r.token) {
-		return nil // stale: replaced, or of an older session
-	}
-	switch {
-	case r.ev == session.EventNotWatching:
-		// The session ended (or the client is closing): what follows is
-		// a new session, and its resynchronisation.
-		x.mu.Lock()
-		x.resync = true
-		x.mu.Unlock()
-		return nil
-	case r.kind == dataWatch:
-		return x.refreshNode(r.path)
-	case r.ev == session.EventNodeDeleted:
-		// A children watch fires too when its node goes.
+	x.w.fired(r.path, r.kinds())
+	switch r.ev {
+	case session.EventNodeChildrenChanged:
+		return x.refreshChildren(r.path)
+	case session.EventNodeDeleted:
+		// Its children watch fired too: if it is there again (created
+		// anew, and read already), its children are listed again.
 		if err := x.refreshNode(r.path); err != nil {
 			return err
 		}
+		return x.refreshChildren(r.path)
 	}
-	return x.refreshChildren(r.path)
+	return x.refreshNode(r.path)
 }
 
 // refreshNode reads p again after its data watch fired: Changed if its

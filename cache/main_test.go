@@ -35,8 +35,36 @@ var run = time.Now().UnixNano()
 // another run's nodes.
 func connect(t testing.TB, servers []string, opts ...session.Option) *session.Client {
 	t.Helper()
-	ns := fmt.Sprintf("/cache-test-%d/%s-%p", run, strings.ReplaceAll(t.Name(), "/", "_"), t)
-	return zktest.Connect(t, servers, append([]session.Option{session.WithNamespace(ns)}, opts...)...)
+	return zktest.Connect(t, servers, append([]session.Option{session.WithNamespace(namespaceOf(t))}, opts...)...)
+}
+
+// namespaces holds the namespace of each running test. A test's own
+// number tells its runs apart: its testing.T's address does not, as a
+// later run may get the memory of an earlier one.
+var namespaces struct {
+	sync.Mutex
+	of   map[testing.TB]string
+	runs int
+}
+
+func namespaceOf(t testing.TB) string {
+	namespaces.Lock()
+	defer namespaces.Unlock()
+	if ns, ok := namespaces.of[t]; ok {
+		return ns
+	}
+	if namespaces.of == nil {
+		namespaces.of = map[testing.TB]string{}
+	}
+	namespaces.runs++
+	ns := fmt.Sprintf("/cache-test-%d/%s-%d", run, strings.ReplaceAll(t.Name(), "/", "_"), namespaces.runs)
+	namespaces.of[t] = ns
+	t.Cleanup(func() {
+		namespaces.Lock()
+		defer namespaces.Unlock()
+		delete(namespaces.of, t)
+	})
+	return ns
 }
 
 // start starts a cache on path, closed at t's cleanup, and waits for its

@@ -1,68 +1,60 @@
 package cache
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// kind is which of a node's watches a report is about.
-type kind int
+// A cache's watches cost no goroutine: they are set with the client's
+// GetWatch, ChildrenWatch and ExistsWatch, whose events come on the one
+// stream of the client's notifications (session.Client.Notifications),
+// which the cache reads from its start. Their bookkeeping is a set of
+// kinds per path.
+
+// kind is a set of a node's watches.
+type kind uint8
 
 const (
-	dataWatch  kind = iota // GetW, or ExistsW on the missing path
-	childWatch             // ChildrenW
+	dataWatch  kind = 1 << iota // GetWatch, or ExistsWatch on the missing path
+	childWatch                  // ChildrenWatch
 )
 
-// armed holds the tokens of a path's live watches; 0: none.
-type armed [2]uint64
-
-// watches keeps one watch of each kind per path at most. A watch fired
-// (or ended) is told to the loop with its token; a report whose token is
-// no longer the path's is stale (a watch of an older session, or one
-// replaced) and dropped.
+// watches says which of each path's watches are armed: set in the current
+// session and not yet seen to fire. A notification only ever clears a
+// watch, and makes the loop read its node again, which arms it again: a
+// watch believed armed is either on the server or its firing is queued for
+// the loop (a watch believed fired but on the server costs only a second
+// registration, which the server keeps as one).
 type watches struct {
-	mu   sync.Mutex
-	m    map[string]*armed
-	last uint64
+	mu sync.Mutex
+	m  map[string]kind
 }
 
 // isArmed says whether path has a live watch of kind k.
 func (w *watches) isArmed(path string, k kind) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	a := w.m[path]
-	return a != nil && a[k] != 0
+	return w.m[path]&k != 0
 }
 
-// arm records a new watch of kind k on path and returns its token.
-func (w *watches) arm(path string, k kind) uint64 {
+// arm records a new watch of kind k on path.
+func (w *watches) arm(path string, k kind) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.last++
-	a := w.m[path]
-	if a == nil {
-		a = &armed{}
+	w.m[path] |= k
+}
+
+// fired forgets path's watches of kinds k: the server fires a watch once.
+func (w *watches) fired(path string, k kind) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a := w.m[path] &^ k; a != 0 {
 		w.m[path] = a
-	}
-	a[k] = w.last
-	return w.last
-}
-
-// fired reports whether token is path's live watch of kind k, and if so
-// forgets it: the server fires a watch once.
-func (w *watches) fired(path string, k kind, token uint64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	a := w.m[path]
-	if a == nil || a[k] != token {
-		return false
-	}
-	a[k] = 0
-	if a[dataWatch] == 0 && a[childWatch] == 0 {
+	} else {
 		delete(w.m, path)
 	}
-	return true
 }
 
 // reset forgets every watch: a new session has none of the old ones.
@@ -72,15 +64,27 @@ func (w *watches) reset() {
 	clear(w.m)
 }
 
-// report is one watch's end, for the loop.
+// report is one notification of the client's, for the loop.
 type report struct {
-	path  string
-	kind  kind
-	token uint64
-	ev    session.EventType
+	path string
+	ev   session.EventType
 }
 
-// inbox is the unbounded queue of reports from the watches to the loop.
+// kinds is the kinds of watch that fire with the event: the server fires a
+// node's data watch on its creation, change or deletion, and its children
+// watch on a change of its children or its deletion.
+func (r report) kinds() kind {
+	switch r.ev {
+	case session.EventNodeChildrenChanged:
+		return childWatch
+	case session.EventNodeDeleted:
+		return dataWatch | childWatch
+	}
+	return dataWatch
+}
+
+// inbox is the unbounded queue of reports from the notifications to the
+// loop.
 type inbox struct {
 	mu      sync.Mutex
 	reports []report
@@ -112,24 +116,26 @@ func (in *inbox) take() []report {
 	return r
 }
 
-// watch records the watch ch of kind k on path and forwards its event to
-// the loop. The goroutine ends when the watch fires, ends, or the cache
-// ends (the session's watch channel then closes too).
-func (x *Cache) watch(path string, k kind, ch <-chan session.Event) {
-	if ch == nil {
-		return
-	}
-	token := x.w.arm(path, k)
-	x.wg.Add(1)
-	go func() {
-		defer x.wg.Done()
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				ev.Type = session.EventNotWatching
-			}
-			x.inbox.push(report{path: path, kind: k, token: token, ev: ev.Type})
-		case <-x.ctx.Done():
+// listen hands the client's notifications of paths at or below the root to
+// the loop, until the cache ends (the stream then closes). EventNotWatching
+// is left out: it comes when a session expired or a connection closed, of
+// which the client's states tell the cache too (follow), and a new session
+// is resynchronised with all its watches set again; it may also come late,
+// from a connection left after the new session's watches were set.
+func (x *Cache) listen(notes <-chan session.Event) {
+	for ev := range notes {
+		if ev.Type != session.EventNotWatching && x.under(ev.Path) {
+			x.inbox.push(report{path: ev.Path, ev: ev.Type})
 		}
-	}()
+	}
+}
+
+// under says whether p is the root or below it.
+func (x *Cache) under(p string) bool {
+	switch {
+	case p == x.root || x.root == "/":
+		return true
+	default:
+		return strings.HasPrefix(p, x.root) && len(p) > len(x.root) && p[len(x.root)] == '/'
+	}
 }

@@ -32,8 +32,9 @@ type Client struct {
 	sess      *Session
 	changed   chan struct{} // closed and replaced at every transition
 	timerGen  uint64
-	lostTimer *time.Timer // Lost after a whole session timeout in Suspended
-	subs      []*subscriber
+	lostTimer *time.Timer         // Lost after a whole session timeout in Suspended
+	states    fanout[StateChange] // Subscribe
+	notes     fanout[Event]       // Notifications
 	closed    bool
 	done      chan struct{}
 	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog
@@ -197,9 +198,7 @@ func (c *Client) applyLocked(in input, id int64) {
 		if t := c.cfg.clientTrace; t != nil && t.StateChange != nil {
 			t.StateChange(ch)
 		}
-		for _, s := range c.subs {
-			s.push(ch)
-		}
+		c.states.push(ch)
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
@@ -244,15 +243,12 @@ func (c *Client) Close() {
 	conn := c.pending // the current connection, usable or still authenticating
 	c.conn, c.pending = nil, nil
 	c.connGen++
-	subs := c.subs
-	c.subs = nil
+	c.states.close() // under mu: no Subscribe after Closed but ErrClosed
 	c.mu.Unlock()
 	if conn != nil {
 		conn.Close()
 	}
-	for _, s := range subs {
-		s.finish()
-	}
+	c.notes.close()
 	c.wg.Wait()
 }
 

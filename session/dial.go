@@ -55,12 +55,14 @@ func (c *Client) dial(gen uint64) {
 }
 
 // newConn starts a zk.Conn (it connects in the background) whose session
-// events feed the state machine while gen is current.
+// events feed the state machine while gen is current, and whose node
+// events feed Notifications.
 func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
 	cb := func(ev zk.Event) {
 		if ev.Type != zk.EventSession {
+			c.notify(ev)
 			return
 		}
 		<-ready // conn is set

@@ -32,9 +32,21 @@ func connect(t *testing.T, servers []string, opts ...session.Option) *session.Cl
 // subscribe returns the client's state changes, stopped at cleanup.
 func subscribe(t *testing.T, c *session.Client) <-chan session.StateChange {
 	t.Helper()
+	return stream(t, c.Subscribe)
+}
+
+// notifications returns the client's node events, stopped at cleanup.
+func notifications(t *testing.T, c *session.Client) <-chan session.Event {
+	t.Helper()
+	return stream(t, c.Notifications)
+}
+
+// stream opens one of the client's streams, stopped at cleanup.
+func stream[T any](t *testing.T, open func(context.Context) (<-chan T, error)) <-chan T {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	ch, err := c.Subscribe(ctx)
+	ch, err := open(ctx)
 	require.NoError(t, err)
 	return ch
 }

@@ -230,10 +230,13 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
-	return c.get(ctx, path, true)
+	data, st, ev, err := c.get(ctx, path, true)
+	return data, st, c.watchOf(ctx, ev), err
 }
 
-func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan Event, error) {
+// get reads path, with a watch when watch is set: go-zookeeper's channel
+// of it (buffered, and closed by go-zookeeper) is returned.
+func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan zk.Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
@@ -249,7 +252,7 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Sta
 	if err != nil {
 		return nil, nil, nil, opError("get", path, err)
 	}
-	return r.data, statOf(r.st), c.watchOf(ctx, r.ev), nil
+	return r.data, statOf(r.st), r.ev, nil
 }
 
 // Children returns the names of path's children (unsorted) and its Stat.
@@ -263,10 +266,11 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, er
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
-	return c.children(ctx, path, true)
+	kids, st, ev, err := c.children(ctx, path, true)
+	return kids, st, c.watchOf(ctx, ev), err
 }
 
-func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan Event, error) {
+func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan zk.Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
@@ -282,7 +286,7 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 	if err != nil {
 		return nil, nil, nil, opError("children", path, err)
 	}
-	return r.kids, statOf(r.st), c.watchOf(ctx, r.ev), nil
+	return r.kids, statOf(r.st), r.ev, nil
 }
 
 // Exists reports whether path exists, with its Stat when it does.
@@ -297,10 +301,11 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, <-chan Event, error) {
-	return c.exists(ctx, path, true)
+	ok, st, ev, err := c.exists(ctx, path, true)
+	return ok, st, c.watchOf(ctx, ev), err
 }
 
-func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *Stat, <-chan Event, error) {
+func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *Stat, <-chan zk.Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return false, nil, nil, err
 	}
@@ -316,7 +321,7 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *St
 	if err != nil {
 		return false, nil, nil, opError("exists", path, err)
 	}
-	return r.ok, statOf(r.st), c.watchOf(ctx, r.ev), nil
+	return r.ok, statOf(r.st), r.ev, nil
 }
 
 // Set writes data to path if its version matches (-1: any version).
