@@ -81,23 +81,23 @@ func TestLeaderLost(t *testing.T) {
 	for i, wa := range watchers {
 		t.Run(wa.name, func(t *testing.T) {
 			resynced(t, wa.x, writerClient, root, wa.first, wa.events)
-			// The session outlives an election (20 s against a few
-			// hundred ms): the cache read its view again in the same
+			// The session outlives an election (20 s against about a
+			// second): the cache read its view again in the same
 			// session, whose watches the client re-armed.
-			t.Logf("session before 0x%x, after 0x%x", sessions[i], wa.c.CurrentSession().ID())
+			assert.Equal(t, sessions[i], wa.c.CurrentSession().ID(), "the same session")
 		})
 	}
 }
 
 // cutTimeout is the session timeout of the caches' clients on the cut
-// member: the cut member answers its clients for syncLimit × tickTime =
+// members: a cut member answers its clients for syncLimit × tickTime =
 // 10 s (ZooKeeper's default timing), the leader expires their sessions
 // 6 s after it last heard of them.
 const cutTimeout = 6 * time.Second
 
-// A cache whose only server is a follower cut off from the quorum
-// (3 voters, ZooKeeper's default timing), under each error policy: it
-// says Stale (Freshness: not connected, stale since the suspension) no
+// A cache whose only server is a member cut off from the quorum (3 voters
+// and an observer, ZooKeeper's default timing; a follower and the observer
+// cut at once), under each error policy: it says Stale (Freshness: not connected, stale since the suspension) no
 // later than a mutex lease held through its client is told, and so
 // before a client on the majority side is granted that lock; while the
 // cut lasts, through the member's dropping its clients, the writes of a
@@ -107,20 +107,21 @@ const cutTimeout = 6 * time.Second
 // events are the server's tree.
 func TestMemberCutOffFromTheQuorum(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 3-member ensemble with ZooKeeper's default timing")
+		t.Skip("a 4-member ensemble with ZooKeeper's default timing")
 	}
 	t.Parallel()
-	z := harness.StartZKCuttable(t, 3, 0, harness.DefaultTiming)
+	z := harness.StartZKCuttable(t, 3, 1, harness.DefaultTiming)
 	lead := z.Leader(t)
-	var cut *harness.ZKMember
+	var follower *harness.ZKMember
 	var majority []string
 	for _, m := range z.Voters() {
-		if m != lead && cut == nil {
-			cut = m
+		if m != lead && follower == nil {
+			follower = m
 			continue
 		}
 		majority = append(majority, m.Addr())
 	}
+	cut := map[string]*harness.ZKMember{"follower": follower, "observer": z.Observers()[0]}
 	const root = "/cut"
 	writerClient := connect(t, majority, session.WithSessionTimeout(20*time.Second))
 	successors := connect(t, majority)
@@ -131,26 +132,29 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 		race *holdertest.Race
 	}
 	var sides []side
-	for _, p := range []struct {
-		name   string
-		policy session.ErrorPolicy
-	}{{"SuspendedIsLost", session.SuspendedIsLost}, {"OnlyLostIsLost", session.OnlyLostIsLost}} {
-		policy := p.policy
-		wa := watchOn(t, p.name, cut, root,
-			session.WithSessionTimeout(cutTimeout), session.WithErrorPolicy(policy))
-		require.Equal(t, cutTimeout, wa.c.SessionTimeout(), "the server granted another timeout")
-		lock := fmt.Sprintf("/lock-%d", policy)
-		h, err := mutex.New(wa.c, lock)
-		require.NoError(t, err)
-		s, err := mutex.New(successors, lock)
-		require.NoError(t, err)
-		sides = append(sides, side{wa, holdertest.Queue(t, h, s)})
+	for _, what := range []string{"follower", "observer"} {
+		for _, p := range []struct {
+			name   string
+			policy session.ErrorPolicy
+		}{{"SuspendedIsLost", session.SuspendedIsLost}, {"OnlyLostIsLost", session.OnlyLostIsLost}} {
+			wa := watchOn(t, "on a cut "+what+", "+p.name, cut[what], root,
+				session.WithSessionTimeout(cutTimeout), session.WithErrorPolicy(p.policy))
+			require.Equal(t, cutTimeout, wa.c.SessionTimeout(), "the server granted another timeout")
+			lock := fmt.Sprintf("/lock-%s-%d", what, p.policy)
+			h, err := mutex.New(wa.c, lock)
+			require.NoError(t, err)
+			s, err := mutex.New(successors, lock)
+			require.NoError(t, err)
+			sides = append(sides, side{wa, holdertest.Queue(t, h, s)})
+		}
 	}
 	w := startWriter(t, writerClient, root, 31)
 	w.waitWrites(t, 20)
 
 	cutAt := time.Now()
-	z.CutMember(t, cut)
+	for _, m := range cut {
+		z.CutMember(t, m)
+	}
 	for _, s := range sides {
 		t.Run(s.name+": stale no later than the lease is told", func(t *testing.T) {
 			margin := s.race.Finish(t, 0)
@@ -170,28 +174,37 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 		})
 	}
 
-	// The majority's writes go on; the cut member drops its clients once
+	// The majority's writes go on; a cut member drops its clients once
 	// its read of the leader times out. Until then, and after, each cache
 	// keeps its view, marked stale.
 	w.waitWrites(t, 20)
-	serving := func() bool { mode, err := cut.Mode(); return err == nil && mode == "follower" }
+	serving := func() bool {
+		for what, m := range cut {
+			if mode, err := m.Mode(); err == nil && mode == what {
+				return true
+			}
+		}
+		return false
+	}
 	deadline := time.Now().Add(waitLimit)
 	for serving() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s still serves %v after the cut", cut, waitLimit)
+			t.Fatalf("a cut member still serves %v after the cut", waitLimit)
 		}
 		for _, s := range sides {
 			notCurrent(t, s.watcher, cutAt)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("%s stopped serving %v after the cut", cut, time.Since(cutAt).Round(time.Millisecond))
+	t.Logf("the cut members stopped serving %v after the cut", time.Since(cutAt).Round(time.Millisecond))
 	w.waitWrites(t, 20)
 	for _, s := range sides {
 		notCurrent(t, s.watcher, cutAt)
 	}
 
-	z.RestoreMember(t, cut)
+	for _, m := range cut {
+		z.RestoreMember(t, m)
+	}
 	z.WaitReady(t)
 	w.waitWrites(t, 20) // with the member back
 	t.Logf("the writer made %d writes", w.halt())
