@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,12 +44,7 @@ func TestLeaderLost(t *testing.T) {
 	t.Parallel()
 	z := harness.StartZKObserved(t, 3, 1)
 	lead := z.Leader(t)
-	var followers []*harness.ZKMember
-	for _, m := range z.Voters() {
-		if m != lead {
-			followers = append(followers, m)
-		}
-	}
+	followers := z.Followers(t)
 	const root = "/leader-lost"
 	// Session timeouts far longer than an election: the sessions live on.
 	writerClient := connect(t, []string{followers[1].Addr()}, session.WithSessionTimeout(20*time.Second))
@@ -111,16 +107,8 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 	}
 	t.Parallel()
 	z := harness.StartZKCuttable(t, 3, 1, harness.DefaultTiming)
-	lead := z.Leader(t)
-	var follower *harness.ZKMember
-	var majority []string
-	for _, m := range z.Voters() {
-		if m != lead && follower == nil {
-			follower = m
-			continue
-		}
-		majority = append(majority, m.Addr())
-	}
+	follower := z.Followers(t)[0]
+	majority := slices.DeleteFunc(z.VoterServers(), func(addr string) bool { return addr == follower.Addr() })
 	cut := map[string]*harness.ZKMember{"follower": follower, "observer": z.Observers()[0]}
 	const root = "/cut"
 	writerClient := connect(t, majority, session.WithSessionTimeout(20*time.Second))
