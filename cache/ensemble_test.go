@@ -164,7 +164,11 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 
 	// The majority's writes go on; a cut member drops its clients once
 	// its read of the leader times out. Until then, and after, each cache
-	// keeps its view, marked stale.
+	// keeps the view it had when its lease was told, marked stale.
+	kept := make([]map[string]cache.Node, len(sides))
+	for i, s := range sides {
+		kept[i] = keyed(s.x.Snapshot())
+	}
 	w.waitWrites(t, 20)
 	serving := func() bool {
 		for what, m := range cut {
@@ -179,15 +183,17 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a cut member still serves %v after the cut", waitLimit)
 		}
-		for _, s := range sides {
-			notCurrent(t, s.watcher, cutAt)
+		for i, s := range sides {
+			notCurrent(t, s.watcher, kept[i], cutAt)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("the cut members stopped serving %v after the cut", time.Since(cutAt).Round(time.Millisecond))
 	w.waitWrites(t, 20)
-	for _, s := range sides {
-		notCurrent(t, s.watcher, cutAt)
+	current := tree(t, writerClient, root, -1)
+	for i, s := range sides {
+		notCurrent(t, s.watcher, kept[i], cutAt)
+		assert.NotEmpty(t, same(current, kept[i]), "%s: the majority's writes since the cut are in the view", s.name)
 	}
 
 	for _, m := range cut {
@@ -203,10 +209,13 @@ func TestMemberCutOffFromTheQuorum(t *testing.T) {
 	}
 }
 
-// notCurrent checks that wa's cache says it is stale, and has said no
-// Fresh since from.
-func notCurrent(t *testing.T, wa *watcher, from time.Time) {
+// notCurrent checks that wa's cache keeps the view kept, says it is
+// stale, and has said no Fresh since from.
+func notCurrent(t *testing.T, wa *watcher, kept map[string]cache.Node, from time.Time) {
 	t.Helper()
+	if d := same(kept, keyed(wa.x.Snapshot())); d != "" {
+		t.Errorf("%s: the view changed while its member is cut off: %s", wa.name, d)
+	}
 	f := wa.x.Freshness()
 	assert.False(t, f.Connected, "%s: connected while its member is cut off", wa.name)
 	assert.False(t, f.StaleSince.IsZero(), "%s: fresh while its member is cut off", wa.name)
