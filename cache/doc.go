@@ -43,6 +43,17 @@
 // one event for each real difference, then Fresh. A failed read is tried
 // again, after the client's own retries, until the cache ends.
 //
+// A member cut off from the quorum answers its clients from its own state
+// for a while (syncLimit × tickTime) and hears none of the majority's
+// writes. The client suspends the connection when it cannot prove that
+// the ensemble's leader hears its session (within 3/4 of the session
+// timeout): the cache's Stale comes then, as a lease of the same client is
+// told under the default policy (and before it is under OnlyLostIsLost),
+// so before the leader may expire the session and grant its locks to
+// others. Freshness.StaleSince is the moment of that suspension. The view
+// stays as it was, marked stale, with no Fresh, until the client reaches
+// a member of the quorum again.
+//
 // Everything ends with Close, the end of Start's context or the client's
 // Close: the cache's goroutines end and Events is closed.
 package cache

@@ -155,29 +155,38 @@ func TestFaults(t *testing.T) {
 			}
 			w.halt()
 
-			want := settle(t, x, c, root, -1)
-			got := awaitFold(t, events, first, want)
-			_ = got
-			f := x.Freshness()
-			assert.True(t, f.Connected)
-			assert.True(t, f.StaleSince.IsZero())
-			var kinds []cache.EventType
-			for _, ev := range events.all() {
-				if strings.Contains(ev.Node.Path, "/still-") {
-					t.Errorf("event %v for %s, which nobody touched", ev.Type, ev.Node.Path)
-				}
-				if ev.Type == cache.Stale || ev.Type == cache.Fresh {
-					kinds = append(kinds, ev.Type)
-				}
-			}
-			require.NotEmpty(t, kinds)
-			assert.Equal(t, cache.Stale, kinds[0])
-			assert.Equal(t, cache.Fresh, kinds[len(kinds)-1])
+			resynced(t, x, c, root, first, events)
 			if tc.lost {
 				assert.NotEqual(t, before, c.CurrentSession().ID(), "a new session")
 			}
 		})
 	}
+}
+
+// resynced checks a cache on root (the tree of a writer, now halted) after
+// a fault, once quiet: its view and the fold of its events (first, then
+// those events recorded) are the tree that reader reads; it is connected
+// and fresh; it said Stale, and its last word on freshness was Fresh; a
+// node nobody touched (still-*) got no event after the first load.
+func resynced(t *testing.T, x *cache.Cache, reader *session.Client, root string, first []cache.Event, events *recorder) {
+	t.Helper()
+	want := settle(t, x, reader, root, -1)
+	awaitFold(t, events, first, want)
+	f := x.Freshness()
+	assert.True(t, f.Connected)
+	assert.True(t, f.StaleSince.IsZero())
+	var kinds []cache.EventType
+	for _, ev := range events.all() {
+		if strings.Contains(ev.Node.Path, "/still-") {
+			t.Errorf("event %v for %s, which nobody touched", ev.Type, ev.Node.Path)
+		}
+		if ev.Type == cache.Stale || ev.Type == cache.Fresh {
+			kinds = append(kinds, ev.Type)
+		}
+	}
+	require.NotEmpty(t, kinds, "no Stale and no Fresh")
+	assert.Equal(t, cache.Stale, kinds[0])
+	assert.Equal(t, cache.Fresh, kinds[len(kinds)-1])
 }
 
 // awaitFold waits until the events recorded after first fold into want

@@ -78,10 +78,12 @@ func start(t testing.TB, c *session.Client, path string, opts ...cache.Option) *
 	return x
 }
 
-// recorder reads a cache's events as they come, on its own goroutine.
+// recorder reads a cache's events as they come, on its own goroutine, and
+// notes when each came.
 type recorder struct {
 	mu     sync.Mutex
 	events []cache.Event
+	at     []time.Time // at[i]: when events[i] was read
 	done   chan struct{}
 }
 
@@ -92,6 +94,7 @@ func record(events <-chan cache.Event) *recorder {
 		for ev := range events {
 			r.mu.Lock()
 			r.events = append(r.events, ev)
+			r.at = append(r.at, time.Now())
 			r.mu.Unlock()
 		}
 	}()
@@ -102,6 +105,17 @@ func (r *recorder) all() []cache.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
+}
+
+// since returns the events read at or after from, and when each was read.
+func (r *recorder) since(from time.Time) ([]cache.Event, []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := 0
+	for i < len(r.at) && r.at[i].Before(from) {
+		i++
+	}
+	return slices.Clone(r.events[i:]), slices.Clone(r.at[i:])
 }
 
 // readUntil reads x's events up to and including the first of type want.

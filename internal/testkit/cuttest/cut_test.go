@@ -3,6 +3,7 @@ package cuttest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -71,16 +72,8 @@ func TestHolderOnACutMemberIsToldFirst(t *testing.T) {
 		t.Skip("a 4-member ensemble and a 15 s session timeout")
 	}
 	z := harness.StartZKCuttable(t, 3, 1, harness.DefaultTiming)
-	lead := z.Leader(t)
-	var follower *harness.ZKMember
-	var majority []string
-	for _, m := range z.Voters() {
-		if m != lead && follower == nil {
-			follower = m
-			continue
-		}
-		majority = append(majority, m.Addr())
-	}
+	follower := z.Followers(t)[0]
+	majority := slices.DeleteFunc(z.VoterServers(), func(addr string) bool { return addr == follower.Addr() })
 	observer := z.Observers()[0]
 	successors := zktest.Connect(t, majority)
 

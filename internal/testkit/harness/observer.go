@@ -119,6 +119,21 @@ func (z *ZK) VoterServers() []string {
 	return out
 }
 
+// Followers returns the voters that are not the leader (Leader's), in
+// order: any one of them can be cut off, stopped or paused while the
+// others keep a quorum, on an ensemble of at least 3 voters.
+func (z *ZK) Followers(t testing.TB) []*ZKMember {
+	t.Helper()
+	lead := z.Leader(t)
+	var out []*ZKMember
+	for _, m := range z.Voters() {
+		if m != lead {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Observers returns the observers of an ensemble of StartZKObserved, in
 // order; none for any other ZK.
 func (z *ZK) Observers() []*ZKMember {

@@ -235,6 +235,10 @@ func Queue(t *testing.T, holder, successor recipes.Locker) *Race {
 // Lease is the holder's lease.
 func (r *Race) Lease() recipes.Lease { return r.lease }
 
+// Told is the moment the holder's lease ended (zero while it lives): with
+// Finish's margin, the successor's grant is Told().Add(margin).
+func (r *Race) Told() time.Time { return r.told.Get() }
+
 // Finish waits for the successor's grant (bounded by WaitLimit), checks
 // that the holder's lease ended at least want before it, with a cause
 // that is recipes.ErrLockLost, releases the successor's lease, and returns
