@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"syscall"
@@ -412,4 +413,28 @@ func TestWatchInterruptWhileConnecting(t *testing.T) {
 	p.waitOutput(t, p.stderr, "zklock: watch /x: connecting to ZooKeeper at 127.0.0.1:1\n")
 	interrupt(t, p, syscall.SIGTERM)
 	assert.Empty(t, p.stdout.String())
+}
+
+// A PATH that zklock may not read (its ACL the creator's alone): exit 69
+// with the refusal and what to check, at once rather than at --timeout;
+// with the credentials, the watch runs.
+func TestWatchRefused(t *testing.T) {
+	srv := zkServers(t)
+	path := authPath(t)
+	good := secretFile(t, "auth", "digest alice:zk-s3cr3t\n")
+	alice, err := session.Connect(ctxT(t), strings.Split(srv, ","), session.WithDigestAuth("alice", "zk-s3cr3t"),
+		session.WithACL(session.AuthACL(session.PermAll)), session.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(alice.Close)
+	require.NoError(t, alice.EnsurePath(ctxT(t), path))
+
+	code, p := runZklock(t, "watch", "--servers", srv, "--timeout", "0", path)
+	assert.Equal(t, exitUnavailable, code)
+	assert.Contains(t, p.stderr.String(), "zklock: watch "+path+": zookeeper "+srv+": authentication refused: zk: not authenticated (")
+	assert.Empty(t, p.stdout.String())
+
+	p = startZklock(t, "watch", "--servers", srv, "--auth-file", good, path)
+	waitLines(t, p, line(t, alice, "exists", path))
+	interrupt(t, p, syscall.SIGINT)
+	assertNoSecret(t, p, "zk-s3cr3t")
 }
