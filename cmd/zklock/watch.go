@@ -236,13 +236,13 @@ func (w *watcher) run() int {
 	}
 	// One read of PATH before the cache: the cache retries a refused read
 	// quietly (it cannot know the ACL will not change), so a refusal is
-	// reported here, with what to check, instead of a timeout.
-	if _, _, err := client.Get(startCtx, w.o.path); err != nil && !errors.Is(err, session.ErrNoNode) {
-		if w.interrupted(ctx) {
-			return exitOK
+	// reported here, with what to check, instead of a timeout. Any other
+	// failure is the cache's to retry, within --timeout.
+	if _, _, err := client.Get(startCtx, w.o.path); err != nil {
+		if _, _, refused := whatRefused(err); refused {
+			w.rep.errorf("watch %s: %s", w.o.path, zkFailure(&w.o.conn, err, err.Error()))
+			return exitUnavailable
 		}
-		w.rep.errorf("watch %s: %s", w.o.path, zkFailure(&w.o.conn, err, fmt.Sprintf("reading %s: %v", w.o.path, err)))
-		return exitUnavailable
 	}
 	x, err := cache.Start(ctx, client, w.o.path, w.cacheOptions()...)
 	switch {
@@ -253,7 +253,7 @@ func (w *watcher) run() int {
 		return exitSoftware
 	}
 	defer x.Close()
-	return w.loop(ctx, x, states, start)
+	return w.loop(ctx, x, states, start, client.State())
 }
 
 // connectionTimeout is session.Connect's bound: --timeout, or no bound for

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/cache"
@@ -12,8 +13,9 @@ import (
 // until ZooKeeper is out of reach for --timeout: the first read not done
 // within --timeout of start, or no connection again within --timeout of
 // losing it (exit 69). The states are the client's, followed here only to
-// time a loss of the connection (the cache says Stale and Fresh itself).
-func (w *watcher) loop(ctx context.Context, x *cache.Cache, states <-chan session.StateChange, start time.Time) int {
+// time a loss of the connection (the cache says Stale and Fresh itself);
+// now is the client's state when they were subscribed to.
+func (w *watcher) loop(ctx context.Context, x *cache.Cache, states <-chan session.StateChange, start time.Time, now session.State) int {
 	var firstRead <-chan time.Time // fires if the first read is not done in time
 	if w.o.timeout > 0 {
 		t := time.NewTimer(time.Until(start.Add(w.o.timeout)))
@@ -22,6 +24,10 @@ func (w *watcher) loop(ctx context.Context, x *cache.Cache, states <-chan sessio
 	}
 	var away outage
 	defer away.end()
+	if now != session.Connected && now != session.Reconnected && now != session.ReadOnly && w.o.timeout > 0 {
+		// Lost between Connect and Subscribe: its Suspended came before.
+		away.begin(time.Now(), w.o.timeout, errors.New("the connection was lost"))
+	}
 	events := x.Events()
 	for {
 		if w.out.pending() {
@@ -44,9 +50,6 @@ func (w *watcher) loop(ctx context.Context, x *cache.Cache, states <-chan sessio
 			if code, done := w.handle(ctx, ev, ok); done {
 				return code
 			}
-			if ev.Type == cache.Initialized {
-				firstRead = nil
-			}
 		case ch, ok := <-states:
 			if !ok {
 				states = nil // ctx ended: the events' channel closes too
@@ -54,6 +57,10 @@ func (w *watcher) loop(ctx context.Context, x *cache.Cache, states <-chan sessio
 			}
 			w.follow(&away, ch)
 		case <-firstRead:
+			firstRead = nil
+			if x.Freshness().Initialized {
+				continue // done in time; its events may still be on their way
+			}
 			why := "the first read of " + w.o.path + " did not finish"
 			if !x.Freshness().Connected {
 				why = "no ZooKeeper server could be reached"
