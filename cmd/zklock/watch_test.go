@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -33,6 +34,37 @@ func mkNodes(t *testing.T, c *session.Client, nodes ...string) {
 		_, err := c.Create(ctxT(t), p, []byte(data), session.Persistent)
 		require.NoError(t, err, p)
 	}
+}
+
+// ownTree deletes the tree at root at the end of the test, so that the
+// test can run again on the same server (-count).
+func ownTree(t *testing.T, c *session.Client, root string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		require.NoError(t, deleteTree(ctx, c, root))
+	})
+}
+
+// deleteTree deletes p and everything below it; a node gone already is
+// no error.
+func deleteTree(ctx context.Context, c *session.Client, p string) error {
+	kids, _, err := c.Children(ctx, p)
+	if errors.Is(err, session.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if err := deleteTree(ctx, c, session.JoinPath(p, k)); err != nil {
+			return err
+		}
+	}
+	if err := c.Delete(ctx, p, -1); err != nil && !errors.Is(err, session.ErrNoNode) {
+		return err
+	}
+	return nil
 }
 
 // stat reads p's Stat.
@@ -108,6 +140,7 @@ func TestWatch(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	root := lockPath(t)
+	ownTree(t, c, root)
 	mkNodes(t, c, root+"=r", root+"/b=bb", root+"/a=a", root+"/a/x=")
 
 	p := startZklock(t, "watch", "--servers", srv, root)
@@ -149,6 +182,7 @@ func TestWatchData(t *testing.T) {
 	srv := zkServers(t)
 	ns := lockPath(t)
 	c := zkClient(t, srv)
+	ownTree(t, c, ns)
 	mkNodes(t, c, ns+"=")
 	p := startZklock(t, "--servers", srv, "watch", "--namespace", ns, "-v", "--data", "/w") // global flags first
 	p.waitOutput(t, p.stderr, "the current state is printed (0 nodes)")
@@ -169,6 +203,7 @@ func TestWatchJSON(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	root := lockPath(t)
+	ownTree(t, c, root)
 	mkNodes(t, c, root+"=r&<x>", root+"/k=\xff\xfe")
 
 	p := startZklock(t, "watch", "--servers", srv, "--json", "--data", root)
@@ -225,6 +260,7 @@ func TestWatchDepth(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	root := lockPath(t)
+	ownTree(t, c, root)
 	mkNodes(t, c, root+"=", root+"/a=", root+"/a/b=", root+"/a/b/c=")
 	all := []string{root, root + "/a", root + "/a/b", root + "/a/b/c"}
 	for _, tc := range []struct {
@@ -266,6 +302,7 @@ func TestWatchLockQueue(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	path := lockPath(t)
+	ownTree(t, c, path)
 	mkNodes(t, c, path+"=")
 	p := startZklock(t, "watch", "--servers", srv, "--children", "--data", path)
 	want := []string{line(t, c, "exists", path) + "\t"}
@@ -321,6 +358,7 @@ func TestWatchAcrossSessionLoss(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	root := lockPath(t)
+	ownTree(t, c, root)
 	mkNodes(t, c, root+"=", root+"/still=s", root+"/set=1", root+"/gone=g", root+"/again=a")
 	proxy := harness.NewProxy(t, strings.Split(srv, ",")[0])
 	p := startZklock(t, "watch", "-v", "--servers", proxy.Addr(), "--session-timeout", "2s", "--timeout", "60s", root)
@@ -363,6 +401,7 @@ func TestWatchJSONStaleFresh(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
 	root := lockPath(t)
+	ownTree(t, c, root)
 	mkNodes(t, c, root+"=")
 	proxy := harness.NewProxy(t, strings.Split(srv, ",")[0])
 	p := startZklock(t, "watch", "--json", "--servers", proxy.Addr(), "--session-timeout", "2s", root)
@@ -395,13 +434,19 @@ func TestWatchTimeout(t *testing.T) {
 	})
 	t.Run("after a loss", func(t *testing.T) {
 		srv := zkServers(t)
+		c := zkClient(t, srv)
+		root := lockPath(t)
+		ownTree(t, c, root)
+		mkNodes(t, c, root+"=")
 		proxy := harness.NewProxy(t, strings.Split(srv, ",")[0])
-		p := startZklock(t, "watch", "--servers", proxy.Addr(), "--timeout", "2s", "/")
-		p.waitOutput(t, p.stdout, "exists\t/\t0x0\t0\n")
+		// --timeout bounds the first read too: a small PATH, and time
+		// enough for it on a busy machine.
+		p := startZklock(t, "watch", "--servers", proxy.Addr(), "--timeout", "5s", root)
+		waitLines(t, p, line(t, c, "exists", root))
 		proxy.Cut(t)
 		assert.Equal(t, 69, p.wait(t))
-		assert.Contains(t, p.stderr.String(), "zklock: watch /: stale: ")
-		assert.Regexp(t, `zklock: watch /: no ZooKeeper server could be reached within --timeout 2s of losing the connection at [0-9:.]+: `,
+		assert.Contains(t, p.stderr.String(), "zklock: watch "+root+": stale: ")
+		assert.Regexp(t, `zklock: watch `+root+`: no ZooKeeper server could be reached within --timeout 5s of losing the connection at [0-9:.]+: `,
 			p.stderr.String())
 	})
 }
@@ -426,6 +471,7 @@ func TestWatchRefused(t *testing.T) {
 		session.WithACL(session.AuthACL(session.PermAll)), session.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(alice.Close)
+	ownTree(t, alice, path)
 	require.NoError(t, alice.EnsurePath(ctxT(t), path))
 
 	code, p := runZklock(t, "watch", "--servers", srv, "--timeout", "0", path)
