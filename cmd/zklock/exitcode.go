@@ -34,6 +34,9 @@ const (
 	// been exclusive. (The number is EX_PROTOCOL's; it is used here because
 	// it is distinct from every other status zklock gives.)
 	exitLockLost = 76
+	// exitIOErr (EX_IOERR): zklock watch could not write its output
+	// (a full disk, say; a closed pipe ends it by SIGPIPE, as any filter).
+	exitIOErr = 74
 	// exitCannotExec: COMMAND was found but could not be run (not
 	// executable, a directory, bad format), as a shell reports it.
 	exitCannotExec = 126

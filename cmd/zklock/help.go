@@ -5,11 +5,13 @@ import "github.com/zkrecipes/zkrecipes/compat/redislock"
 //go:generate env ZKLOCK_WRITE_DOC=1 go test -run ^TestDocIsTheHelp$ .
 
 // zklock's help is written once, here: `zklock --help` prints usageText,
-// `zklock ls --help` lsUsage (ls.go), and doc.go is generated from both
-// (go generate; TestDocIsTheHelp fails when it is not).
+// `zklock ls --help` lsUsage (ls.go), `zklock watch --help` watchUsage
+// (watch.go), and doc.go is generated from the three (go generate;
+// TestDocIsTheHelp fails when it is not).
 
 const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
        zklock ls [flags] PATH
+       zklock watch [flags] PATH
        zklock version
 `
 
@@ -106,9 +108,9 @@ waiters still get the lock, by their timers, within the holder's TTL of
 its release (-v reports the LISTEN connection's failures).
 
 The lock kinds, --servers, --namespace, --session-timeout, --auth-file,
---acl and zklock ls are ZooKeeper's only. On every backend the lease ends,
-and COMMAND is terminated with exit 76, before another process can be
-granted the lock.
+--acl, zklock ls and zklock watch are ZooKeeper's only. On every backend
+the lease ends, and COMMAND is terminated with exit 76, before another
+process can be granted the lock.
 
 Secured servers (no secret is taken on the command line, which every user
 of the machine can read in ps and /proc/PID/cmdline; passwords come from
@@ -308,6 +310,11 @@ printed as the library tells it, before COMMAND is terminated.
 zklock ls [flags] PATH prints the holders and the waiters of the ZooKeeper
 lock at PATH, one per line, with how long each holder has held it: see
 zklock ls --help.
+
+zklock watch [flags] PATH prints the ZooKeeper nodes at and below PATH
+(--depth N, --children, --node), then one line per change (created,
+changed, deleted), until interrupted, across reconnections and new
+sessions; --json prints JSON Lines: see zklock watch --help.
 
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)

@@ -85,12 +85,20 @@ func (f *kindFlags) kind() (lockKind, error) {
 		}
 		set, k = append(set, "--semaphore"), kindSemaphore
 	}
-	if len(set) > 1 {
-		last := len(set) - 1
-		return kindMutex, errors.New(strings.Join(set[:last], ", ") + " and " + set[last] +
-			" cannot be used together")
+	if err := notTogether(set); err != nil {
+		return kindMutex, err
 	}
 	return k, nil
+}
+
+// notTogether is the usage error for more than one of the exclusive flags
+// given ("--a, --b and --c cannot be used together"); nil for one or none.
+func notTogether(given []string) error {
+	if len(given) < 2 {
+		return nil
+	}
+	last := len(given) - 1
+	return errors.New(strings.Join(given[:last], ", ") + " and " + given[last] + " cannot be used together")
 }
 
 // newLocker returns the lock of kind k at path, storing data in its node

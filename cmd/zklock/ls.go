@@ -100,13 +100,13 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "ls: invalid --servers: %s", invalidReason(err))
 	}
 	if err != nil {
-		rep.errorf("ls: %s", lsFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
+		rep.errorf("ls: %s", zkFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
 		return exitUnavailable
 	}
 	defer client.Close()
 	entries, err := listLock(ctx, client, path)
 	if err != nil {
-		rep.errorf("ls: %s", lsFailure(&conn, err, fmt.Sprintf("listing lock %s: %v", path, err)))
+		rep.errorf("ls: %s", zkFailure(&conn, err, fmt.Sprintf("listing lock %s: %v", path, err)))
 		return exitUnavailable
 	}
 	now := time.Now()
@@ -175,9 +175,9 @@ func displayData(b []byte) string {
 	return s
 }
 
-// lsFailure is the message of ls's failure err: a refusal's (see
-// whatRefused), else msg.
-func lsFailure(conn *connOptions, err error, msg string) string {
+// zkFailure is the message of ls's or watch's failure err: a refusal's
+// (see whatRefused), else msg.
+func zkFailure(conn *connOptions, err error, msg string) string {
 	what, cause, ok := whatRefused(err)
 	if !ok {
 		return msg

@@ -13,18 +13,25 @@ func main() {
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// dispatch runs the subcommand named by args[0] ("ls", "version") or, for
-// anything else, the lock-and-run, and returns the exit status.
+// subcommands are the subcommands that take the connection flags, by name.
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"ls":    lsMain,
+	"watch": watchMain,
+}
+
+// dispatch runs the subcommand named by args[0] ("ls", "watch", "version")
+// or, for anything else, the lock-and-run, and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && rest[0] == "ls" {
+	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && subcommands[rest[0]] != nil {
 		// Global flags before the subcommand, as etcdctl and kubectl take
 		// them: zklock --servers H ls PATH.
-		return lsMain(append(append([]string(nil), global...), rest[1:]...), stdout, stderr)
+		return subcommands[rest[0]](append(append([]string(nil), global...), rest[1:]...), stdout, stderr)
 	}
 	if len(args) > 0 {
+		if sub := subcommands[args[0]]; sub != nil {
+			return sub(args[1:], stdout, stderr)
+		}
 		switch args[0] {
-		case "ls":
-			return lsMain(args[1:], stdout, stderr)
 		case "version":
 			if len(args) > 1 {
 				return usageError(stderr, "version takes no arguments")

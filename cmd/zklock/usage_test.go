@@ -55,13 +55,24 @@ func TestUsageErrors(t *testing.T) {
 		{"ls relative PATH", []string{"ls", "lock"}, `ls: invalid PATH: path "lock": not absolute`},
 		{"ls extra argument", []string{"ls", "/lock", "extra"}, `ls: unexpected argument "extra" after PATH`},
 		{"version with argument", []string{"version", "x"}, "version takes no arguments"},
+		{"watch without PATH", []string{"watch"}, "watch: missing PATH"},
+		{"watch relative PATH", []string{"watch", "lock"}, `watch: invalid PATH: path "lock": not absolute`},
+		{"watch extra argument", []string{"watch", "/x", "extra"}, `watch: unexpected argument "extra" after PATH`},
+		{"watch --children and --node", []string{"watch", "--children", "/x", "--node"}, "watch: --children and --node cannot be used together"},
+		{"watch three depths", []string{"watch", "--depth", "2", "--children", "--node", "/x"}, "watch: --depth, --children and --node cannot be used together"},
+		{"watch negative depth", []string{"watch", "--depth", "-1", "/x"}, "watch: --depth -1: want 0 or more"},
+		{"watch depth not a number", []string{"watch", "--depth", "all", "/x"}, `watch: invalid value "all" for flag --depth`},
+		{"watch negative timeout", []string{"watch", "--timeout", "-1s", "/x"}, `invalid value "-1s" for flag --timeout: negative duration`},
+		{"watch lock-only flag", []string{"watch", "--acl", "open", "/x"}, "flag provided but not defined: --acl"},
+		{"watch bad server port", []string{"watch", "--servers", "127.0.0.1:99999", "/x"}, `watch: invalid --servers: server address "127.0.0.1:99999": bad port "99999"`},
+		{"subcommand as PATH", []string{"/x", "watch"}, `missing -- between PATH and COMMAND (got "watch" after PATH)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
 			if !strings.Contains(strings.Join(args, " "), "--servers") {
 				args = append([]string{"--servers", "127.0.0.1:1"}, args...)
-				if len(tc.args) > 0 && tc.args[0] == "ls" {
-					args = append([]string{"ls", "--servers", "127.0.0.1:1"}, tc.args[1:]...)
+				if len(tc.args) > 0 && (tc.args[0] == "ls" || tc.args[0] == "watch") {
+					args = append([]string{tc.args[0], "--servers", "127.0.0.1:1"}, tc.args[1:]...)
 				}
 				if len(tc.args) > 0 && tc.args[0] == "version" {
 					args = tc.args
@@ -105,13 +116,19 @@ func TestHelpAndVersion(t *testing.T) {
 	assert.Contains(t, p.stdout.String(), "\n  HELD ")
 	assert.Contains(t, p.stdout.String(), "its waiters create no nodes")
 
+	code, p = runZklock(t, "watch", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, p.stdout.String(), "Usage: zklock watch [flags] PATH")
+	assert.Contains(t, p.stdout.String(), "\n  KIND ")
+	assert.Contains(t, p.stdout.String(), `{"type":"initialized"}`)
+
 	code, p = runZklock(t, "version")
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(p.stdout.String(), "zklock "), "%q", p.stdout)
 }
 
 // Every flag of the lock-and-run is in the usage text and in the package
-// documentation, and ls's in its own usage.
+// documentation, and ls's and watch's in their own usage.
 func TestEveryFlagDocumented(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
@@ -142,6 +159,15 @@ func TestEveryFlagDocumented(t *testing.T) {
 	assert.Empty(t, inUsage, "flags missing from zklock --help")
 	assert.Empty(t, inDoc, "flags missing from doc.go")
 	assert.Empty(t, inLs, "flags missing from zklock ls --help")
+
+	var inWatch []string
+	var children, node bool
+	watchFlags(&watchOptions{}, &children, &node).VisitAll(func(f *flag.Flag) {
+		if len(f.Name) > 1 && !strings.Contains(watchUsage, "--"+f.Name+" ") && !strings.Contains(watchUsage, "--"+f.Name+",") {
+			inWatch = append(inWatch, "--"+f.Name)
+		}
+	})
+	assert.Empty(t, inWatch, "flags missing from zklock watch --help")
 }
 
 // The ACL rule the help (so doc.go) shows is the one
