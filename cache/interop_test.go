@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,10 +32,15 @@ var interopShapes = []struct {
 	depth int // cache.DefaultDepth and curator.AllLevels are both -1
 }{{"node", 0}, {"children", 1}, {"tree", cache.DefaultDepth}}
 
+// interopRuns numbers the roots interopRoot gives: go test -count=N runs
+// a test N times on one server, under one name.
+var interopRuns atomic.Int64
+
 // interopRoot is a root path of t's own (of this run of it) on the shared
 // server, for clients without a namespace.
 func interopRoot(t *testing.T) string {
-	return fmt.Sprintf("/cache-interop-%d-%s", run, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("/cache-interop-%d-%d-%s", run, interopRuns.Add(1), name)
 }
 
 // A Curator writer (create, set, delete with children, delete and create
