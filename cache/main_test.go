@@ -231,15 +231,23 @@ func same(want, got map[string]cache.Node) string {
 // difference.
 func settle(t testing.TB, x *cache.Cache, reader *session.Client, root string, depth int) map[string]cache.Node {
 	t.Helper()
+	return settleTo(t, x, func() map[string]cache.Node { return tree(t, reader, root, depth) })
+}
+
+// settleTo waits until the cache's view is what want reads (once the
+// writers are quiet), bounded by waitLimit, and returns it; it fails t
+// with the last difference.
+func settleTo(t testing.TB, x *cache.Cache, want func() map[string]cache.Node) map[string]cache.Node {
+	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		want := tree(t, reader, root, depth)
-		d := same(want, keyed(x.Snapshot()))
+		w := want()
+		d := same(w, keyed(x.Snapshot()))
 		if d == "" {
-			return want
+			return w
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the cache of %s never showed the server's tree: %s", root, d)
+			t.Fatalf("the cache never showed the server's tree: %s", d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -112,6 +112,9 @@ type CacheBenchSpec struct {
 	Paths        []string
 	// Within bounds each reply of the agent.
 	Within time.Duration
+	// Server, when set (host:port of the one server), counts the requests
+	// the server received during the writes (mntr): RequestsPerChange.
+	Server string
 }
 
 // CacheBench is Curator's side of the cache benchmarks.
@@ -128,6 +131,11 @@ type CacheBench struct {
 	// own.
 	LatencyP50, LatencyP99 time.Duration
 	Missed                 int
+	// RequestsPerChange is what the server received during the writes
+	// (spec.Server), less the writes themselves and the count's own
+	// request, over the writes: the cache's requests per change, and the
+	// sessions' pings meanwhile.
+	RequestsPerChange float64
 }
 
 // BenchCache measures, in the agent, spec.Loads initial loads of a new
@@ -158,13 +166,30 @@ func BenchCache(t testing.TB, a *Agent, spec CacheBenchSpec) CacheBench {
 		if !a.AwaitCache(t, spec.Within) {
 			t.Fatalf("%s: BenchCache: the %s cache of %s not initialized within %v", a.name, spec.Kind, spec.Root, spec.Within)
 		}
+		before := packets(t, spec.Server)
 		lat := a.MeasureCacheLatency(t, spec.Writes, spec.Rate, spec.Paths, spec.Within)
+		if spec.Server != "" {
+			r.RequestsPerChange = float64(packets(t, spec.Server)-before-1-int64(spec.Writes)) / float64(spec.Writes)
+		}
 		a.CloseCache(t)
 		r.LatencyP50 = lockbench.Quantile(lat.Took, 0.5)
 		r.LatencyP99 = lockbench.Quantile(lat.Took, 0.99)
 		r.Missed = lat.Missed
 	}
 	return r
+}
+
+// packets is server's count of received packets (0 for no server).
+func packets(t testing.TB, server string) int64 {
+	t.Helper()
+	if server == "" {
+		return 0
+	}
+	n, err := lockbench.Packets(server)
+	if err != nil {
+		t.Fatalf("BenchCache: %v", err)
+	}
+	return n
 }
 
 // Report reports r as b's metrics, named after the cache (curator-… or
@@ -178,5 +203,8 @@ func (r CacheBench) Report(b *testing.B) {
 		b.ReportMetric(float64(r.LatencyP50)/float64(time.Microsecond), name+"-write-to-event-p50-us")
 		b.ReportMetric(float64(r.LatencyP99)/float64(time.Microsecond), name+"-write-to-event-p99-us")
 		b.ReportMetric(float64(r.Missed), name+"-missed")
+	}
+	if r.RequestsPerChange != 0 {
+		b.ReportMetric(r.RequestsPerChange, name+"-requests/change")
 	}
 }

@@ -1,13 +1,9 @@
 package curator_test
 
 import (
-	"bytes"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -36,7 +32,7 @@ func BenchmarkCuratorCaches(b *testing.B) {
 	}
 	servers := harness.StartZK(b, 1).Servers()
 	const root = "/bench-cache"
-	leaves := makeTree(b, acltest.Raw(b, servers), root, []int{10, 10, 99}, 100)
+	leaves := curator.BenchTree(b, acltest.Raw(b, servers), root, []int{10, 10, 99}, 100)
 	paths := make([]string, 0, 100)
 	for i := 0; len(paths) < cap(paths); i += len(leaves) / cap(paths) {
 		paths = append(paths, leaves[i])
@@ -56,40 +52,4 @@ func BenchmarkCuratorCaches(b *testing.B) {
 			r.Kind, r.Nodes, r.Load, r.HeapPerNode, r.LatencyP50, r.LatencyP99, r.Missed)
 		r.Report(b)
 	}
-}
-
-// makeTree creates root and, level by level, fan[i] children under each
-// node of level i, each holding size bytes, in multi requests of a
-// hundred; it returns the nodes of the last level.
-func makeTree(b *testing.B, raw *zk.Conn, root string, fan []int, size int) []string {
-	b.Helper()
-	data := bytes.Repeat([]byte{'x'}, size)
-	acl := zk.WorldACL(zk.PermAll)
-	_, err := raw.Create(root, data, 0, acl)
-	require.NoError(b, err)
-	level := []string{root}
-	for _, n := range fan {
-		var next []string
-		var ops []any
-		flush := func() {
-			if len(ops) > 0 {
-				_, err := raw.Multi(ops...)
-				require.NoError(b, err)
-				ops = ops[:0]
-			}
-		}
-		for _, parent := range level {
-			for i := range n {
-				p := fmt.Sprintf("%s/n%d", parent, i)
-				ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: acl})
-				next = append(next, p)
-				if len(ops) == 100 {
-					flush()
-				}
-			}
-		}
-		flush()
-		level = next
-	}
-	return level
 }
