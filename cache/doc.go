@@ -14,15 +14,10 @@
 // gunzip what Curator wrote compressed. The path is never created: a
 // missing path is an empty view, watched, that fills when it appears.
 //
-// How: one watch per cached node, on its data (GetWatch), and on its
-// children (ChildrenWatch) above the depth limit. The watches cost no
-// goroutine: their firings come on the client's one stream of
-// notifications (session.Client.Notifications), which each cache reads
-// from its start; a cache runs a few goroutines, whatever its size. A
-// fired watch costs one read, which re-arms it; a new child costs the
-// reads of its subtree. The first load
-// and every resynchronisation read a level of the tree at a time, its
-// reads in flight together over the client's one connection.
+// A cache watches each cached node once; its watches cost no goroutine
+// (they fire on the client's one stream of notifications), so a cache runs
+// a few goroutines whatever its size. docs/design.md ("Caches") says how
+// it loads, re-arms and resynchronises.
 //
 // Guarantees. Events of one node come in zxid order, each with the node's
 // Stat (czxid, mzxid, version) and data; a node deleted and created again
