@@ -467,21 +467,34 @@ final class CuratorCaches {
             return curator != null ? curator.stream().iterator() : tree.iterator();
         }
 
-        int size() {
-            int n = 0;
-            for (Iterator<ChildData> it = nodes(); it.hasNext(); it.next()) {
-                n++;
+        // snapshot is the cache's nodes. TreeCache's iterator throws
+        // NoSuchElementException when a node it announced is removed
+        // before it is read (a write racing the walk): walk again.
+        private List<ChildData> snapshot() {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    List<ChildData> all = new ArrayList<>();
+                    nodes().forEachRemaining(all::add);
+                    return all;
+                } catch (java.util.NoSuchElementException e) {
+                    if (attempt == 100) {
+                        throw e;
+                    }
+                }
             }
-            return n;
+        }
+
+        int size() {
+            return snapshot().size();
         }
 
         String view() {
             List<ChildData> all = new ArrayList<>();
-            nodes().forEachRemaining(d -> {
+            for (ChildData d : snapshot()) {
                 if (depthOf(d.getPath()) <= maxDepth) {
                     all.add(d);
                 }
-            });
+            }
             all.sort((x, y) -> x.getPath().compareTo(y.getPath()));
             StringBuilder b = new StringBuilder("view");
             for (ChildData d : all) {
