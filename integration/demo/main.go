@@ -121,8 +121,8 @@ func run() error {
 	return nil
 }
 
-// buildZklock builds cmd/zklock of the zkrecipes module (the directory the
-// integration module's replace names) into dir.
+// buildZklock builds cmd/zklock of the zkrecipes module (the directory
+// integration/go.work uses) into dir.
 func buildZklock(ctx context.Context, dir string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/zkrecipes/zkrecipes").Output()
 	if err != nil {
