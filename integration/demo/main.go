@@ -80,7 +80,7 @@ func run() error {
 	}()
 	for i := 1; i <= workers; i++ {
 		name := fmt.Sprintf("worker-%d", i)
-		script := fmt.Sprintf(`echo "%s working with token $ZKLOCK_TOKEN"; sleep 1`, name)
+		script := fmt.Sprintf(`echo "%s%s$ZKLOCK_TOKEN"; sleep 1`, name, workingLine)
 		p, err := startPrefixed(ctx, name, bin, "--servers", servers, "-v", "--data", name,
 			lockPath, "--", "sh", "-c", script)
 		if err != nil {
@@ -138,7 +138,7 @@ func lossSignal(ctx context.Context, z *harness.ZK, bin string) error {
 	say("demo", "now a holder whose server goes away")
 	p, err := startPrefixed(ctx, "holder", bin, "--servers", servers, "-v", "--data", "holder",
 		"--grace", "1s",
-		lockPath, "--", "sh", "-c", `echo "holder working with token $ZKLOCK_TOKEN"; exec sleep 600`)
+		lockPath, "--", "sh", "-c", `echo "holder`+workingLine+`$ZKLOCK_TOKEN"; exec sleep 600`)
 	if err != nil {
 		return err
 	}
@@ -149,8 +149,15 @@ func lossSignal(ctx context.Context, z *harness.ZK, bin string) error {
 			_ = p.wait()
 		}
 	}()
-	if err := waitQueued(ctx, bin, servers, 1); err != nil {
-		return err
+	// Its command runs: zklock holds the lock (a node alone in the queue
+	// may still be deciding).
+	select {
+	case <-p.working:
+	case <-p.printed:
+		stopped = true
+		return fmt.Errorf("holder: exited before holding the lock: %v", p.wait())
+	case <-ctx.Done():
+		return fmt.Errorf("holder: waiting for its command: %w", ctx.Err())
 	}
 	say("demo", "stopping the ZooKeeper server at %s", servers)
 	if err := members[0].StopErr(); err != nil {
@@ -192,7 +199,11 @@ type worker struct {
 	name    string
 	cmd     *exec.Cmd
 	printed chan struct{} // closed when all its output has been printed
+	working chan struct{} // closed when its command has said it works
 }
+
+// workingLine is what a worker's command prints first, holding the lock.
+const workingLine = " working with token "
 
 // startPrefixed starts a zklock whose stdout and stderr lines are printed
 // prefixed with name. The process gets SIGTERM if the demo dies.
@@ -210,13 +221,18 @@ func startPrefixed(ctx context.Context, name, bin string, args ...string) (*work
 		r.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	wk := &worker{name: name, cmd: cmd, printed: make(chan struct{})}
+	wk := &worker{name: name, cmd: cmd, printed: make(chan struct{}), working: make(chan struct{})}
 	go func() {
 		defer close(wk.printed)
 		defer r.Close()
 		sc := bufio.NewScanner(r)
+		working := false
 		for sc.Scan() {
 			say(name, "%s", sc.Text())
+			if !working && strings.HasPrefix(sc.Text(), name+workingLine) {
+				working = true
+				close(wk.working)
+			}
 		}
 	}()
 	return wk, nil
