@@ -6,6 +6,8 @@ STATICCHECK_VERSION := v0.8.2
 # Debian packages the integration tests and the demo start or load.
 DEBS := zookeeper redis-server redis-sentinel memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless \
 	postgresql mariadb-server pgbouncer
+# What the demo starts: a ZooKeeper, which runs on a JDK.
+DEMO_DEBS := zookeeper openjdk-17-jdk-headless
 TEST_TIMEOUT ?= 45m
 # Test packages run at once: most of the suite waits on session timeouts,
 # TTLs and servers starting, not on the CPU (about half a core on average
@@ -14,16 +16,21 @@ TEST_TIMEOUT ?= 45m
 TEST_P ?= 4
 # The modules of the repository: the library, the heavy test tooling
 # (Docker path, the demo, benchmark peers) that its users must not inherit,
-# and the adapters that link a driver (contrib/).
+# and the adapters that link a driver (contrib/). Each module that builds on
+# the root finds it through its own go.work (docs/releasing.md).
 MODULES := . integration contrib/otelrecipes
+# The version the modules will be released with next, as a set: every
+# module that requires the root requires it at this version (checked by
+# `make modules`; docs/releasing.md).
+RELEASE := v0.1.0
 # each runs a command in every module, stopping at the first failure.
 each = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 
-.PHONY: deps test demo lint fmt-check vet staticcheck layers unit bench
+.PHONY: deps deps-demo test demo lint fmt-check vet staticcheck layers modules unit bench
 
-deps:
-	@missing=""; \
-	for p in $(DEBS); do \
+# debs installs the Debian packages of $(1) that are missing.
+debs = missing=""; \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,6 +39,9 @@ deps:
 	  $$sudo apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+deps:
+	@$(call debs,$(DEBS))
 	@$(call each,$(GO) mod download)
 	@[ -x $(BIN)/staticcheck ] || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
@@ -51,7 +61,12 @@ staticcheck:
 layers:
 	@$(GO) run ./internal/testkit/layers -go $(GO) $(MODULES)
 
-lint: fmt-check vet staticcheck layers
+# The go.mod files stay releasable as a set: no replace, no patch-level go
+# line, the root required at $(RELEASE) (internal/testkit/modcheck).
+modules:
+	@$(GO) run ./internal/testkit/modcheck -go $(GO) -release $(RELEASE) $(MODULES)
+
+lint: fmt-check vet staticcheck layers modules
 
 # The whole suite of every module, integration tests required (a missing
 # server fails them).
@@ -82,5 +97,9 @@ bench: deps
 	cd integration && for b in SQLUncontended:20x SQLContended:3x SQLTakeover:25x; do \
 		$(BENCH) -bench "^Benchmark$${b%%:*}$$" -benchtime $${b##*:} ./sqlbench/ || exit 1; done
 
-demo: deps
+# What the demo needs and nothing more: a ZooKeeper and a JDK.
+deps-demo:
+	@$(call debs,$(DEMO_DEBS))
+
+demo: deps-demo
 	cd integration && $(GO) run ./demo

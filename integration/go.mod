@@ -1,8 +1,6 @@
 module github.com/zkrecipes/zkrecipes/integration
 
-go 1.26.8
-
-replace github.com/zkrecipes/zkrecipes => ../
+go 1.26.0
 
 require (
 	github.com/bsm/redislock v0.10.0
@@ -16,7 +14,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/testcontainers/testcontainers-go v0.45.0
-	github.com/zkrecipes/zkrecipes v0.0.0-00010101000000-000000000000
+	github.com/zkrecipes/zkrecipes v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

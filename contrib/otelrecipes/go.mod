@@ -1,11 +1,11 @@
 module github.com/zkrecipes/zkrecipes/contrib/otelrecipes
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
-	github.com/zkrecipes/zkrecipes v0.0.0-00010101000000-000000000000
+	github.com/zkrecipes/zkrecipes v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -33,5 +33,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/zkrecipes/zkrecipes => ../..

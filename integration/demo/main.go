@@ -5,7 +5,11 @@
 // shell command. With -v each reports when it waits, acquires (with its
 // fencing token) and releases; their lines are prefixed with the worker's
 // name, so the hand-over from one to the next can be followed. `zklock ls`
-// shows the queue once while they wait. Run it with `make demo`.
+// shows the queue once while they wait. Then the loss signal: one more
+// zklock holds the lock running a long command, the ZooKeeper server is
+// stopped, and the holder says it was told the lock was lost (with the
+// margin before the server could have let it go), stops its command and
+// exits 76. Run it with `make demo`.
 package main
 
 import (
@@ -76,7 +80,7 @@ func run() error {
 	}()
 	for i := 1; i <= workers; i++ {
 		name := fmt.Sprintf("worker-%d", i)
-		script := fmt.Sprintf(`echo "%s working with token $ZKLOCK_TOKEN"; sleep 1`, name)
+		script := fmt.Sprintf(`echo "%s%s$ZKLOCK_TOKEN"; sleep 1`, name, workingLine)
 		p, err := startPrefixed(ctx, name, bin, "--servers", servers, "-v", "--data", name,
 			lockPath, "--", "sh", "-c", script)
 		if err != nil {
@@ -118,11 +122,63 @@ func run() error {
 		return fmt.Errorf("zklock ls: %w", err)
 	}
 	say("demo", "all %d workers done, one after the other; lock queue now empty: %v", workers, len(out) == 0)
+	return lossSignal(ctx, z, bin)
+}
+
+// lossSignal runs a holder, stops the ZooKeeper it holds its lock on, and
+// shows the holder being told: zklock -v prints the cause and the margin,
+// sends SIGTERM to its command and exits 76.
+func lossSignal(ctx context.Context, z *harness.ZK, bin string) error {
+	members := z.Members()
+	if z.External() || len(members) != 1 {
+		say("demo", "the ZooKeeper is not this demo's to stop: the loss signal is not shown")
+		return nil
+	}
+	servers := z.ConnectString()
+	say("demo", "now a holder whose server goes away")
+	p, err := startPrefixed(ctx, "holder", bin, "--servers", servers, "-v", "--data", "holder",
+		"--grace", "1s",
+		lockPath, "--", "sh", "-c", `echo "holder`+workingLine+`$ZKLOCK_TOKEN"; exec sleep 600`)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = p.cmd.Process.Kill()
+			_ = p.wait()
+		}
+	}()
+	// Its command runs: zklock holds the lock (a node alone in the queue
+	// may still be deciding).
+	select {
+	case <-p.working:
+	case <-p.printed:
+		stopped = true
+		return fmt.Errorf("holder: exited before holding the lock: %v", p.wait())
+	case <-ctx.Done():
+		return fmt.Errorf("holder: waiting for its command: %w", ctx.Err())
+	}
+	say("demo", "stopping the ZooKeeper server at %s", servers)
+	if err := members[0].StopErr(); err != nil {
+		return fmt.Errorf("stopping ZooKeeper: %w", err)
+	}
+	err = p.wait()
+	stopped = true
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitLockLost {
+		return fmt.Errorf("holder: want exit status %d (lock lost), got %v", exitLockLost, err)
+	}
+	say("demo", "the holder was told before the server could let the lock go, stopped its command and exited %d", exitLockLost)
 	return nil
 }
 
-// buildZklock builds cmd/zklock of the zkrecipes module (the directory the
-// integration module's replace names) into dir.
+// exitLockLost is zklock's exit status when the lock was lost while its
+// command ran (zklock --help).
+const exitLockLost = 76
+
+// buildZklock builds cmd/zklock of the zkrecipes module (the directory
+// integration/go.work uses) into dir.
 func buildZklock(ctx context.Context, dir string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/zkrecipes/zkrecipes").Output()
 	if err != nil {
@@ -143,7 +199,11 @@ type worker struct {
 	name    string
 	cmd     *exec.Cmd
 	printed chan struct{} // closed when all its output has been printed
+	working chan struct{} // closed when its command has said it works
 }
+
+// workingLine is what a worker's command prints first, holding the lock.
+const workingLine = " working with token "
 
 // startPrefixed starts a zklock whose stdout and stderr lines are printed
 // prefixed with name. The process gets SIGTERM if the demo dies.
@@ -161,13 +221,18 @@ func startPrefixed(ctx context.Context, name, bin string, args ...string) (*work
 		r.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	wk := &worker{name: name, cmd: cmd, printed: make(chan struct{})}
+	wk := &worker{name: name, cmd: cmd, printed: make(chan struct{}), working: make(chan struct{})}
 	go func() {
 		defer close(wk.printed)
 		defer r.Close()
 		sc := bufio.NewScanner(r)
+		working := false
 		for sc.Scan() {
 			say(name, "%s", sc.Text())
+			if !working && strings.HasPrefix(sc.Text(), name+workingLine) {
+				working = true
+				close(wk.working)
+			}
 		}
 	}()
 	return wk, nil

@@ -77,7 +77,7 @@ var table = Table{
 	InternalOK: []Allow{
 		{
 			Module: "integration",
-			Why:    "the repository's heavy tests, built with the root of the same commit (replace ../) and never published: they run on the test harness",
+			Why:    "the repository's heavy tests, built with the root of the same commit (integration/go.work) and never published: they run on the test harness",
 		},
 	},
 	Forbidden: []Forbid{
