@@ -73,8 +73,13 @@ func WithFilter(keep func(path string) bool) Option {
 
 // WithDecompress gunzips data that starts with gzip's magic bytes 1f 8b, as
 // Curator writes it under compressed() or a CompressionProvider (Curator's
-// COMPRESSED_DATA). Data that starts so but is no valid gzip stream is kept
-// as read.
+// COMPRESSED_DATA). Data that does not start so (a node written
+// uncompressed, by Go or by Curator without compressed()), or that starts
+// so but is no valid gzip stream, is kept as read, and nothing is reported:
+// one tree often holds both, and data that fails to inflate is still the
+// node's data. Curator's CuratorCache, under COMPRESSED_DATA, fails to
+// read such a node instead. A consumer that must know what was inflated
+// caches without WithDecompress and gunzips itself.
 func WithDecompress() Option { return func(o *options) error { o.gunzip = true; return nil } }
 
 // Cache is a local view of a node, its children or a subtree, kept current

@@ -46,6 +46,9 @@
 // refusal. A refused node is read again when its parent's children
 // change and on every reconnection.
 //
+// Compressed data. WithDecompress gunzips what starts with gzip's magic;
+// data that does not is kept as read (see WithDecompress).
+//
 // A member cut off from the quorum answers its clients from its own state
 // for a while (syncLimit × tickTime) and hears none of the majority's
 // writes. The client suspends the connection when it cannot prove that
