@@ -73,8 +73,13 @@ func WithFilter(keep func(path string) bool) Option {
 
 // WithDecompress gunzips data that starts with gzip's magic bytes 1f 8b, as
 // Curator writes it under compressed() or a CompressionProvider (Curator's
-// COMPRESSED_DATA). Data that starts so but is no valid gzip stream is kept
-// as read.
+// COMPRESSED_DATA). Data that does not start so (a node written
+// uncompressed, by Go or by Curator without compressed()), or that starts
+// so but is no valid gzip stream, is kept as read, and nothing is reported:
+// one tree often holds both, and data that fails to inflate is still the
+// node's data. Curator's CuratorCache, under COMPRESSED_DATA, fails to
+// read such a node instead. A consumer that must know what was inflated
+// caches without WithDecompress and gunzips itself.
 func WithDecompress() Option { return func(o *options) error { o.gunzip = true; return nil } }
 
 // Cache is a local view of a node, its children or a subtree, kept current
@@ -99,6 +104,8 @@ type Cache struct {
 	gen    uint64 // counts the connection's changes, to tell a resync overtaken by one
 	resync bool   // the view must be read again when connected
 	sessID int64  // the session of the latest connection
+	// refused holds the nodes whose ACL refuses the read (refused.go).
+	refused map[string]error
 
 	watchSess int64 // the session of the watches armed (the loop's)
 }
@@ -151,13 +158,14 @@ func Start(ctx context.Context, c *session.Client, path string, opts ...Option) 
 	x := &Cache{
 		c: c, root: path, opt: o,
 		ctx: cctx, cancel: cancel,
-		events: newQueue(),
-		inbox:  newInbox(),
-		w:      watches{m: map[string]kind{}},
-		init:   make(chan struct{}),
-		view:   map[string]*entry{},
-		fresh:  Freshness{StaleSince: time.Now()},
-		resync: true,
+		events:  newQueue(),
+		inbox:   newInbox(),
+		w:       watches{m: map[string]kind{}},
+		init:    make(chan struct{}),
+		view:    map[string]*entry{},
+		refused: map[string]error{},
+		fresh:   Freshness{StaleSince: time.Now()},
+		resync:  true,
 	}
 	x.fresh.Connected = connected(c.State())
 	if s := c.CurrentSession(); s != nil {
@@ -173,24 +181,39 @@ func Start(ctx context.Context, c *session.Client, path string, opts ...Option) 
 
 // Initialized waits until the first load is complete, ctx ends (its
 // error), or the cache is closed (ErrClosed). A cache started while the
-// client is disconnected loads once it connects.
+// client is disconnected loads once it connects. When the path's own ACL
+// refuses this client the read, the load is complete with an empty view,
+// and Initialized returns an error naming the path that is
+// recipes.ErrRefused and session.ErrNoAuth, for as long as it is refused
+// (the cache goes on, and reads the path again on each reconnection).
+// Nodes refused below the path do not hold it back (Freshness.Refused).
 func (x *Cache) Initialized(ctx context.Context) error {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	select {
 	case <-x.init:
-		return nil
+		return x.rootRefused()
 	default:
 	}
 	select {
 	case <-x.init:
-		return nil
+		return x.rootRefused()
 	case <-x.ctx.Done():
 		return ErrClosed
 	case <-ctx.Done():
 		return fmt.Errorf("cache: not initialised: %w", context.Cause(ctx))
 	}
+}
+
+// rootRefused is the refusal of the path's own read, if any.
+func (x *Cache) rootRefused() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.refused[x.root]; err != nil {
+		return fmt.Errorf("cache: %s: not readable by this client: %w", x.root, err)
+	}
+	return nil
 }
 
 // Get returns the cached node at path; false when it is not in the view.
@@ -244,7 +267,9 @@ func (x *Cache) Events() <-chan Event { return x.events.out }
 func (x *Cache) Freshness() Freshness {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.fresh
+	f := x.fresh
+	f.Refused = refusedError(x.refused)
+	return f
 }
 
 // Close stops the cache: its goroutines end and its watches are dropped

@@ -199,3 +199,25 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// WithDecompress keeps as read what is not gzip: data written
+// uncompressed, data too short for the magic, and data that starts with
+// the magic but does not inflate; the node is cached all the same, with
+// its events.
+func TestDecompressKeepsPlainData(t *testing.T) {
+	c := connect(t, sharedServers(t))
+	notGzip := []byte{0x1f, 0x8b, 'n', 'o', 't'}
+	mkTree(t, c, "/z=r", "/z/plain=hello", "/z/short=\x1f", "/z/empty=")
+	_, err := c.Create(ctxT(t), "/z/magic", notGzip, session.Persistent)
+	require.NoError(t, err)
+	x := start(t, c, "/z", cache.WithDecompress())
+	for p, want := range map[string]string{"/z/plain": "hello", "/z/short": "\x1f", "/z/empty": "", "/z/magic": string(notGzip)} {
+		n, ok := x.Get(p)
+		require.True(t, ok, p)
+		assert.Equal(t, want, string(n.Data), p)
+	}
+	_, err = c.Set(ctxT(t), "/z/magic", []byte("\x1f\x8bstill not"), -1)
+	require.NoError(t, err)
+	ev := readUntil(t, x, cache.Changed)
+	assert.Equal(t, "\x1f\x8bstill not", string(ev[len(ev)-1].Node.Data))
+}

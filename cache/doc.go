@@ -38,6 +38,17 @@
 // one event for each real difference, then Fresh. A failed read is tried
 // again, after the client's own retries, until the cache ends.
 //
+// Refusals. A node whose ACL refuses the cache's identity the read is
+// left out of the view with its subtree, told once by a Refused event
+// (Event.Err is recipes.ErrRefused and session.ErrNoAuth) and listed in
+// Freshness.Refused; it does not hold the first load back. When the path
+// itself is refused, the view is empty and Initialized returns the
+// refusal. A refused node is read again when its parent's children
+// change and on every reconnection.
+//
+// Compressed data. WithDecompress gunzips what starts with gzip's magic;
+// data that does not is kept as read (see WithDecompress).
+//
 // A member cut off from the quorum answers its clients from its own state
 // for a while (syncLimit × tickTime) and hears none of the majority's
 // writes. The client suspends the connection when it cannot prove that

@@ -39,10 +39,17 @@ const (
 	// Fresh: the view was read again after a reconnection, and the events
 	// of what changed meanwhile were sent before this one.
 	Fresh
+	// Refused: the node at Node.Path is on the server, but its ACL
+	// refuses this client's identity the read of its data or children
+	// (Event.Err, which is recipes.ErrRefused and session.ErrNoAuth); it
+	// is not in the view, nor is its subtree (a node that was is Deleted
+	// first: it left the view). Sent once when a node becomes refused;
+	// Freshness.Refused lists the nodes refused now.
+	Refused
 )
 
 var eventNames = [...]string{Created: "Created", Changed: "Changed", Deleted: "Deleted",
-	Initialized: "Initialized", Stale: "Stale", Fresh: "Fresh"}
+	Initialized: "Initialized", Stale: "Stale", Fresh: "Fresh", Refused: "Refused"}
 
 func (t EventType) String() string {
 	if t > 0 && int(t) < len(eventNames) {
@@ -52,10 +59,13 @@ func (t EventType) String() string {
 }
 
 // Event is one change of the view, or of its freshness. Node is the zero
-// Node for Initialized, Stale and Fresh.
+// Node for Initialized, Stale and Fresh, and holds only the path for
+// Refused.
 type Event struct {
 	Type EventType
 	Node Node
+	// Err is the refusal for Refused; nil for the others.
+	Err error
 }
 
 // Freshness says how far the view can be trusted.
@@ -68,6 +78,14 @@ type Freshness struct {
 	// since which changes on the server may be missing from it (the
 	// suspension of the connection, or Start before the first load).
 	StaleSince time.Time
+	// Refused is nil while every node the cache would hold is readable;
+	// otherwise an error naming the nodes whose ACL refuses this client's
+	// identity the read (up to maxNamed of them, and how many), which is
+	// recipes.ErrRefused and session.ErrNoAuth. They are out of the view,
+	// with their subtrees, and read again when their parent's children
+	// change or the connection comes back (the path itself: only then); a
+	// change of ACL fires no watch.
+	Refused error
 }
 
 // queue is an unbounded FIFO of events between the cache and one reader:

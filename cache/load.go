@@ -35,12 +35,15 @@ type loaded struct {
 }
 
 // load reads the subtrees at tops, level by level, each level's reads in
-// flight together; it returns them keyed by path. Each node read is left
-// with its watches armed. A node gone between its parent's listing and its
-// own read is left out, and so is its name from its parent's children:
-// the parent's watch on its children tells the change.
-func (x *Cache) load(tops []string) (map[string]*entry, error) {
+// flight together; it returns them keyed by path, and the nodes whose ACL
+// refused the read (see refused.go), keyed by path too. Each node read is
+// left with its watches armed. A node gone between its parent's listing
+// and its own read is left out, and so is its name from its parent's
+// children: the parent's watch on its children tells the change. So is a
+// refused node's name.
+func (x *Cache) load(tops []string) (map[string]*entry, map[string]error, error) {
 	got := map[string]*entry{}
+	var refused map[string]error
 	sem := make(chan struct{}, maxInFlight)
 	for level := tops; len(level) > 0; {
 		res := make([]loaded, len(level))
@@ -57,8 +60,15 @@ func (x *Cache) load(tops []string) (map[string]*entry, error) {
 		wg.Wait()
 		var next []string
 		for i, r := range res {
+			if r.err != nil && isRefusal(r.err) {
+				if refused == nil {
+					refused = map[string]error{}
+				}
+				refused[level[i]] = r.err
+				continue
+			}
 			if r.err != nil {
-				return nil, r.err
+				return nil, nil, r.err
 			}
 			if !r.ok {
 				continue
@@ -82,7 +92,7 @@ func (x *Cache) load(tops []string) (map[string]*entry, error) {
 			}
 		}
 	}
-	return got, nil
+	return got, refused, nil
 }
 
 // read reads one node: its data and Stat and, above the depth limit, its

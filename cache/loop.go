@@ -9,8 +9,8 @@ import (
 
 // The loop's waits after a failed read of the view, doubling from
 // retryBase to retryCap while the failures go on. A read fails only after
-// the client's own retries (session.RetryPolicy) gave up, or on an error
-// no retry mends (a refusal by the node's ACL).
+// the client's own retries (session.RetryPolicy) gave up; a read the
+// node's ACL refuses is not a failure, but a Refused node (refused.go).
 const (
 	retryBase = 100 * time.Millisecond
 	retryCap  = 5 * time.Second
@@ -103,7 +103,7 @@ func (x *Cache) resynchronise() error {
 		x.w.reset()
 		x.watchSess = sess
 	}
-	got, err := x.load([]string{x.root})
+	got, refused, err := x.load([]string{x.root})
 	if err != nil {
 		x.failed("read the view", err)
 		return err
@@ -112,6 +112,7 @@ func (x *Cache) resynchronise() error {
 	defer x.mu.Unlock()
 	x.events.push(diff(nodesOf(x.view), nodesOf(got))...)
 	x.view = got
+	x.events.push(x.replaceRefusedLocked([]string{x.root}, refused)...)
 	if x.gen != gen || !x.fresh.Connected {
 		return nil // follow asked for another
 	}
@@ -188,6 +189,8 @@ func (x *Cache) refreshNode(p string) error {
 	}
 	n, ok, err := x.readData(p)
 	switch {
+	case err != nil && isRefusal(err):
+		return x.refuse(p, err)
 	case err != nil:
 		return err
 	case !ok || n.Stat.Czxid != e.node.Stat.Czxid:
@@ -217,6 +220,9 @@ func (x *Cache) refreshChildren(p string) error {
 		return nil
 	}
 	names, ok, err := x.readKids(p)
+	if err != nil && isRefusal(err) {
+		return x.refuse(p, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -234,6 +240,11 @@ func (x *Cache) refreshChildren(p string) error {
 			gone = append(gone, x.removeLocked(session.JoinPath(p, k))...)
 		}
 	}
+	for r := range x.refused {
+		if _, ok := now[session.BaseName(r)]; !ok && r != x.root && session.ParentPath(r) == p {
+			x.forgetRefusedLocked(r) // gone: not refused any more
+		}
+	}
 	x.mu.Unlock()
 	var tops []string
 	for _, k := range names {
@@ -246,12 +257,14 @@ func (x *Cache) refreshChildren(p string) error {
 }
 
 // loadInto loads the subtrees at tops into the view and sends the events
-// before, then Created for each node loaded, parents first.
+// before, then Created for each node loaded, parents first, then Refused
+// for each newly refused.
 func (x *Cache) loadInto(tops []string, before []Event) error {
 	var got map[string]*entry
+	var refused map[string]error
 	var err error
 	if len(tops) > 0 {
-		got, err = x.load(tops)
+		got, refused, err = x.load(tops)
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -260,5 +273,27 @@ func (x *Cache) loadInto(tops []string, before []Event) error {
 		return err
 	}
 	x.events.push(x.addLocked(got)...)
+	x.events.push(x.replaceRefusedLocked(tops, refused)...)
 	return nil
+}
+
+// replaceRefusedLocked sets the refusals at and below tops, just read, to
+// refused, and returns a Refused event for each that is news.
+func (x *Cache) replaceRefusedLocked(tops []string, refused map[string]error) []Event {
+	for r := range x.refused {
+		if _, still := refused[r]; still {
+			continue
+		}
+		for _, t := range tops {
+			if r == t || x.below(r, t) {
+				delete(x.refused, r)
+				break
+			}
+		}
+	}
+	var events []Event
+	for _, p := range sortedKeys(refused) {
+		events = append(events, x.refuseLocked(p, refused[p])...)
+	}
+	return events
 }

@@ -37,6 +37,9 @@ func (x *Cache) removeLocked(p string) []Event {
 		events = append(events, x.removeLocked(session.JoinPath(p, k))...)
 	}
 	delete(x.view, p)
+	if len(x.refused) > 0 {
+		x.forgetRefusedLocked(p) // its refused children are gone from the view's reach
+	}
 	if p != x.root {
 		if parent := x.view[session.ParentPath(p)]; parent != nil {
 			delete(parent.kids, session.BaseName(p))

@@ -435,7 +435,9 @@
 //	is suspended, zklock says so on stderr ("stale"); once connected again
 //	it reads the view again and prints exactly what changed meanwhile (a
 //	node written, created or deleted while away, one line each; nothing for
-//	a node left alone), then says so ("fresh").
+//	a node left alone), then says so ("fresh"). A node whose ACL refuses
+//	zklock's identity the read (see --auth-file) is not printed, nor is its
+//	subtree: zklock says so on stderr ("refused", once per node).
 //
 //	--timeout DUR (default 30s; 0: never give up) bounds how long zklock waits
 //	for ZooKeeper: the start (connection and the first read of PATH must
@@ -472,6 +474,8 @@
 //	  {"type":"initialized"}   after the current state: what follows are changes
 //	  {"type":"stale"}         the connection was suspended (see above)
 //	  {"type":"fresh"}         read again: what changed meanwhile came before it
+//	  {"type":"refused","path":"/app/b","error":"..."}
+//	                           the node's ACL refuses zklock the read: not printed
 //
 //	Exit status:
 //	  0    interrupted by SIGINT, SIGTERM or SIGHUP

@@ -43,7 +43,9 @@ Reconnections and new sessions do not end the watch. When the connection
 is suspended, zklock says so on stderr ("stale"); once connected again
 it reads the view again and prints exactly what changed meanwhile (a
 node written, created or deleted while away, one line each; nothing for
-a node left alone), then says so ("fresh").
+a node left alone), then says so ("fresh"). A node whose ACL refuses
+zklock's identity the read (see --auth-file) is not printed, nor is its
+subtree: zklock says so on stderr ("refused", once per node).
 
 --timeout DUR (default 30s; 0: never give up) bounds how long zklock waits
 for ZooKeeper: the start (connection and the first read of PATH must
@@ -80,6 +82,8 @@ jq -r '.data | @base64d' decodes it). The other records have type alone:
   {"type":"initialized"}   after the current state: what follows are changes
   {"type":"stale"}         the connection was suspended (see above)
   {"type":"fresh"}         read again: what changed meanwhile came before it
+  {"type":"refused","path":"/app/b","error":"..."}
+                           the node's ACL refuses zklock the read: not printed
 
 Exit status:
   0    interrupted by SIGINT, SIGTERM or SIGHUP
@@ -234,10 +238,10 @@ func (w *watcher) run() int {
 		w.rep.errorf("watch %s: %v", w.o.path, err)
 		return exitUnavailable
 	}
-	// One read of PATH before the cache: the cache retries a refused read
-	// quietly (it cannot know the ACL will not change), so a refusal is
-	// reported here, with what to check, instead of a timeout. Any other
-	// failure is the cache's to retry, within --timeout.
+	// One read of PATH before the cache: a refused PATH ends the watch at
+	// once, with what to check (the cache would go on, with an empty view
+	// and a "refused" line). Any other failure is the cache's to retry,
+	// within --timeout.
 	if _, _, err := client.Get(startCtx, w.o.path); err != nil {
 		if _, _, refused := whatRefused(err); refused {
 			w.rep.errorf("watch %s: %s", w.o.path, zkFailure(&w.o.conn, err, err.Error()))

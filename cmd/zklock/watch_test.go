@@ -484,3 +484,25 @@ func TestWatchRefused(t *testing.T) {
 	interrupt(t, p, syscall.SIGINT)
 	assertNoSecret(t, p, "zk-s3cr3t")
 }
+
+// A node below PATH whose ACL refuses zklock is not printed, and said once
+// on stderr ("refused"); the rest of the tree is printed.
+func TestWatchRefusedBelow(t *testing.T) {
+	srv := zkServers(t)
+	c := zkClient(t, srv)
+	root := lockPath(t)
+	ownTree(t, c, root)
+	mkNodes(t, c, root+"=", root+"/a=1")
+	alice, err := session.Connect(ctxT(t), strings.Split(srv, ","), session.WithDigestAuth("alice", "zk-s3cr3t"),
+		session.WithACL(session.AuthACL(session.PermAll)), session.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(alice.Close)
+	mkNodes(t, alice, root+"/secret=s")
+	t.Cleanup(func() { _ = alice.Delete(context.Background(), root+"/secret", -1) })
+
+	p := startZklock(t, "watch", "--servers", srv, root)
+	waitLines(t, p, line(t, c, "exists", root), line(t, c, "exists", root+"/a"))
+	p.waitOutput(t, p.stderr, "watch "+root+": refused: "+root+"/secret is not shown: ")
+	interrupt(t, p, syscall.SIGINT)
+	assert.NotContains(t, p.stdout.String(), root+"/secret")
+}

@@ -89,6 +89,10 @@ func (w *watcher) handle(ctx context.Context, ev cache.Event, ok bool) (code int
 		}
 		return exitOK, true
 	}
+	if !w.o.json && ev.Type == cache.Refused {
+		w.rep.errorf("watch %s: refused: %s is not shown: %v", w.o.path, ev.Node.Path, ev.Err)
+		return exitOK, false
+	}
 	if !w.o.json && (ev.Type == cache.Stale || ev.Type == cache.Fresh) {
 		// stdout first: what changed while away comes before "fresh".
 		if err := w.out.flush(); err != nil {

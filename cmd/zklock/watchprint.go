@@ -21,6 +21,7 @@ const (
 	watchInitialized = "initialized" // --json only: the current state is printed
 	watchStale       = "stale"       // --json only (text: on stderr)
 	watchFresh       = "fresh"       // --json only (text: on stderr)
+	watchRefused     = "refused"     // --json only (text: on stderr): a node the ACL refuses to read
 )
 
 // watchPrinter turns the cache's events into watch's lines, buffered
@@ -81,6 +82,12 @@ func (p *watchPrinter) event(ev cache.Event) (n int, err error) {
 		p.record(watchStale)
 	case cache.Fresh:
 		p.record(watchFresh)
+	case cache.Refused:
+		p.writeJSON(struct {
+			Type  string `json:"type"`
+			Path  string `json:"path"`
+			Error string `json:"error"`
+		}{watchRefused, ev.Node.Path, ev.Err.Error()})
 	}
 	return 0, p.err()
 }
