@@ -79,18 +79,11 @@ func servicesMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "services: %v", err)
 	}
-	rep := newReporter(stderr, out)
-	rep.secrets = longestFirst(conn.secrets())
-
 	ctx, cancel := context.WithTimeout(context.Background(), servicesTimeout)
 	defer cancel()
-	client, err := connect(ctx, conn, rep)
-	if errors.Is(err, session.ErrInvalidArgument) {
-		return usageError(stderr, "services: invalid --servers: %s", invalidReason(err))
-	}
-	if err != nil {
-		rep.errorf("services: %s", zkFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
-		return exitUnavailable
+	client, rep, code := connectOneShot(ctx, "services", &conn, out, stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 	d, err := discovery.New(client, discovery.WithBasePath(so.base))
