@@ -25,7 +25,7 @@ func Example() {
 	payload, _ := discovery.NewPayload(discovery.SpringCloudClass,
 		discovery.SpringCloudPayload{ID: "orders-1", Name: "orders", Metadata: map[string]string{"zone": "eu"}})
 	spec, _ := discovery.ParseURISpec("{scheme}://{address}:{port}")
-	inst := discovery.Instance{Name: "orders", ID: "orders-1", Address: "10.0.0.5", Port: discovery.IntPtr(8080),
+	inst := discovery.Instance{Name: "orders", ID: "orders-1", Address: "10.0.0.5", Port: new(8080),
 		Payload: payload, Type: discovery.Dynamic, URISpec: spec}
 	path, _ := discovery.InstancePath("/example-services", inst)
 	data, _ := inst.Encode()

@@ -26,10 +26,7 @@ type goldenCase struct {
 	inst discovery.Instance
 }
 
-var (
-	registered = time.UnixMilli(1764320000123).UTC()
-	f          = false
-)
+var registered = time.UnixMilli(1764320000123).UTC()
 
 func springPayload(t testing.TB, id, name string, meta map[string]string) json.RawMessage {
 	t.Helper()
@@ -52,25 +49,25 @@ func goldenCases(t testing.TB) []goldenCase {
 	return []goldenCase{{
 		file: "dynamic-spring.json",
 		java: curator.DiscoveryInstance{Name: "orders", ID: "0b1f7e0c-6b7a-4c52-9a53-0d1c4f7a1e21", Address: "10.0.0.5",
-			Port: discovery.IntPtr(8080), TimeMillis: registered.UnixMilli(), Type: "DYNAMIC", URISpec: "{scheme}://{address}:{port}",
+			Port: new(8080), TimeMillis: registered.UnixMilli(), Type: "DYNAMIC", URISpec: "{scheme}://{address}:{port}",
 			Payload: "spring", PayloadID: "orders-1", PayloadName: "orders", Metadata: meta},
 		inst: discovery.Instance{Name: "orders", ID: "0b1f7e0c-6b7a-4c52-9a53-0d1c4f7a1e21", Address: "10.0.0.5",
-			Port: discovery.IntPtr(8080), Payload: springPayload(t, "orders-1", "orders", meta), Registered: registered,
+			Port: new(8080), Payload: springPayload(t, "orders-1", "orders", meta), Registered: registered,
 			Type: discovery.Dynamic, URISpec: mustSpec(t, "{scheme}://{address}:{port}")},
 	}, {
 		file: "dynamic-sequential.json",
 		java: curator.DiscoveryInstance{Name: "billing", ID: "node-", Address: "billing.internal",
-			Port: discovery.IntPtr(9000), SSLPort: discovery.IntPtr(9443), TimeMillis: registered.UnixMilli(),
+			Port: new(9000), SSLPort: new(9443), TimeMillis: registered.UnixMilli(),
 			Type: "DYNAMIC_SEQUENTIAL", URISpec: "{scheme}://{address}:{ssl-port}/{name}/{id}?t={registration-time-utc}&k={service-type}{[}x{]}"},
 		inst: discovery.Instance{Name: "billing", ID: "node-", Address: "billing.internal",
-			Port: discovery.IntPtr(9000), SSLPort: discovery.IntPtr(9443), Registered: registered, Type: discovery.DynamicSequential,
+			Port: new(9000), SSLPort: new(9443), Registered: registered, Type: discovery.DynamicSequential,
 			URISpec: mustSpec(t, "{scheme}://{address}:{ssl-port}/{name}/{id}?t={registration-time-utc}&k={service-type}{[}x{]}")},
 	}, {
 		file: "static-map.json",
-		java: curator.DiscoveryInstance{Name: "legacy", ID: "db-1", Address: "192.0.2.7", Port: discovery.IntPtr(5432),
+		java: curator.DiscoveryInstance{Name: "legacy", ID: "db-1", Address: "192.0.2.7", Port: new(5432),
 			TimeMillis: registered.UnixMilli(), Type: "STATIC", Payload: "map",
 			Metadata: map[string]string{"role": "primary", "dc": "west"}, MetadataOrder: []string{"role", "dc"}},
-		inst: discovery.Instance{Name: "legacy", ID: "db-1", Address: "192.0.2.7", Port: discovery.IntPtr(5432),
+		inst: discovery.Instance{Name: "legacy", ID: "db-1", Address: "192.0.2.7", Port: new(5432),
 			Payload:    json.RawMessage(`{"@class":"java.util.LinkedHashMap","role":"primary","dc":"west"}`),
 			Registered: registered, Type: discovery.Static},
 	}, {
@@ -79,19 +76,19 @@ func goldenCases(t testing.TB) []goldenCase {
 		inst: discovery.Instance{Name: "docs", ID: "docs-1", Type: discovery.Permanent, Payload: discovery.StringPayload(tricky)},
 	}, {
 		file: "escapes-spring.json",
-		java: curator.DiscoveryInstance{Name: "ünïcode", ID: "id <1>", Address: "h\"st", Port: discovery.IntPtr(1),
+		java: curator.DiscoveryInstance{Name: "ünïcode", ID: "id <1>", Address: "h\"st", Port: new(1),
 			TimeMillis: registered.UnixMilli(), Type: "DYNAMIC", URISpec: "http://{address}/" + "\u00e9",
 			Payload: "spring", PayloadID: tricky, PayloadName: "n", Metadata: map[string]string{"k": tricky}},
-		inst: discovery.Instance{Name: "ünïcode", ID: "id <1>", Address: "h\"st", Port: discovery.IntPtr(1),
+		inst: discovery.Instance{Name: "ünïcode", ID: "id <1>", Address: "h\"st", Port: new(1),
 			Payload: springPayload(t, tricky, "n", map[string]string{"k": tricky}), Registered: registered,
 			Type: discovery.Dynamic, URISpec: mustSpec(t, "http://{address}/\u00e9")},
 	}, {
 		file: "dynamic-enabled.json",
 		full: true,
-		java: curator.DiscoveryInstance{Name: "orders", ID: "off-1", Address: "10.0.0.6", Port: discovery.IntPtr(8080),
-			TimeMillis: registered.UnixMilli(), Type: "DYNAMIC", Enabled: &f},
-		inst: discovery.Instance{Name: "orders", ID: "off-1", Address: "10.0.0.6", Port: discovery.IntPtr(8080),
-			Registered: registered, Type: discovery.Dynamic, Enabled: &f},
+		java: curator.DiscoveryInstance{Name: "orders", ID: "off-1", Address: "10.0.0.6", Port: new(8080),
+			TimeMillis: registered.UnixMilli(), Type: "DYNAMIC", Enabled: new(false)},
+		inst: discovery.Instance{Name: "orders", ID: "off-1", Address: "10.0.0.6", Port: new(8080),
+			Registered: registered, Type: discovery.Dynamic, Enabled: new(false)},
 	}}
 }
 

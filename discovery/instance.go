@@ -38,7 +38,8 @@ type Instance struct {
 	// Address is the host or IP others reach it at; "" is written null
 	// (as Curator's builder leaves it on a host without an address).
 	Address string
-	// Port and SSLPort are its ports; nil is written null.
+	// Port and SSLPort are its ports; nil is written null (set one with
+	// new(8080)).
 	Port, SSLPort *int
 	// Payload is the payload's JSON as stored, nil for none (written
 	// null). An object payload starts with "@class", the Java class a
@@ -65,9 +66,6 @@ type Instance struct {
 	// instance not read from ZooKeeper. It is not encoded.
 	Node string
 }
-
-// IntPtr returns a pointer to v, for Instance's ports and Enabled's kin.
-func IntPtr(v int) *int { return &v }
 
 // Encode returns the instance's JSON, byte for byte what Curator 5.x's
 // JsonInstanceSerializer writes for the same ServiceInstance in its

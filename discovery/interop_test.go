@@ -120,8 +120,7 @@ func TestInteropGoWrites(t *testing.T) {
 			require.NoError(t, err)
 
 			want := cs.inst
-			want.Enabled = new(bool)
-			*want.Enabled = true
+			want.Enabled = new(true)
 			decode := func(raw [][]byte) []discovery.Instance {
 				out := make([]discovery.Instance, 0, len(raw))
 				for _, r := range raw {

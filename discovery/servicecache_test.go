@@ -23,7 +23,7 @@ func TestServiceCacheComesAndGoes(t *testing.T) {
 	require.NoError(t, sc.Initialized(ctxT(t)))
 	require.Empty(t, sc.Instances())
 
-	inst := discovery.Instance{Name: "orders", ID: "i-1", Address: "a", Port: discovery.IntPtr(1), Type: discovery.Dynamic}
+	inst := discovery.Instance{Name: "orders", ID: "i-1", Address: "a", Port: new(1), Type: discovery.Dynamic}
 	p, err := discovery.InstancePath(base, inst)
 	require.NoError(t, err)
 	data, err := inst.Encode()

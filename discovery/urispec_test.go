@@ -10,10 +10,10 @@ import (
 // ParseURISpec splits as Curator's UriSpec(String) and Build fills in as
 // its build(instance, variables).
 func TestURISpec(t *testing.T) {
-	inst := discovery.Instance{Name: "orders", ID: "i1", Address: "10.0.0.5", Port: discovery.IntPtr(80),
+	inst := discovery.Instance{Name: "orders", ID: "i1", Address: "10.0.0.5", Port: new(80),
 		Registered: registered, Type: discovery.DynamicSequential}
 	ssl := inst
-	ssl.SSLPort = discovery.IntPtr(443)
+	ssl.SSLPort = new(443)
 	for _, c := range []struct {
 		spec string
 		inst discovery.Instance

@@ -29,9 +29,9 @@ func TestServices(t *testing.T) {
 	require.NoError(t, err)
 	reg := time.UnixMilli(1764320000123)
 	insts := []discovery.Instance{
-		{Name: "orders", ID: "a", Address: "10.0.0.5", Port: discovery.IntPtr(8080), Registered: reg, Type: discovery.Dynamic, URISpec: spec},
+		{Name: "orders", ID: "a", Address: "10.0.0.5", Port: new(8080), Registered: reg, Type: discovery.Dynamic, URISpec: spec},
 		{Name: "orders", ID: "b", Type: discovery.Static},
-		{Name: "billing", ID: "c", Address: "h", SSLPort: discovery.IntPtr(443), Registered: reg, Type: discovery.Permanent, URISpec: spec},
+		{Name: "billing", ID: "c", Address: "h", SSLPort: new(443), Registered: reg, Type: discovery.Permanent, URISpec: spec},
 	}
 	var stored []string
 	for _, inst := range insts {
