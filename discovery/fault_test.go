@@ -23,18 +23,8 @@ func TestServiceCacheAcrossSessionLoss(t *testing.T) {
 	states, err := c.Subscribe(ctxT(t))
 	require.NoError(t, err)
 	base := basePath(t)
-	register := func(inst discovery.Instance) string {
-		path, err := discovery.InstancePath(base, inst)
-		require.NoError(t, err)
-		data, err := inst.Encode()
-		require.NoError(t, err)
-		require.NoError(t, w.EnsurePath(ctxT(t), session.ParentPath(path)))
-		_, err = w.Create(ctxT(t), path, data, session.Ephemeral)
-		require.NoError(t, err)
-		return path
-	}
 	a := discovery.Instance{Name: "orders", ID: "a", Address: "h", Port: new(1), Type: discovery.Dynamic}
-	pathA := register(a)
+	pathA := writeInstance(t, w, base, a)
 
 	d, err := discovery.New(c, discovery.WithBasePath(base))
 	require.NoError(t, err)
@@ -53,9 +43,9 @@ func TestServiceCacheAcrossSessionLoss(t *testing.T) {
 	before := c.CurrentSession().ID()
 
 	p.Blackhole(t)
-	awaitState(t, states, session.Lost)
+	zktest.AwaitState(t, states, session.Lost)
 	require.NoError(t, w.Delete(ctxT(t), pathA, -1))
-	register(discovery.Instance{Name: "orders", ID: "b", Address: "h", Port: new(2), Type: discovery.Dynamic})
+	writeInstance(t, w, base, discovery.Instance{Name: "orders", ID: "b", Address: "h", Port: new(2), Type: discovery.Dynamic})
 	require.False(t, sc.Freshness().StaleSince.IsZero(), "stale while cut off")
 	require.Equal(t, []string{"a"}, ids(), "the last instances, served while cut off")
 
@@ -63,22 +53,4 @@ func TestServiceCacheAcrossSessionLoss(t *testing.T) {
 	eventually(t, func() bool { return len(ids()) == 1 && ids()[0] == "b" && sc.Freshness().StaleSince.IsZero() },
 		func() string { return "the cache never showed the registry again" })
 	require.NotEqual(t, before, c.CurrentSession().ID(), "a new session")
-}
-
-// awaitState waits for the client's state want, bounded by
-// zktest.WaitLimit.
-func awaitState(t *testing.T, states <-chan session.StateChange, want session.State) {
-	t.Helper()
-	timeout := time.NewTimer(zktest.WaitLimit)
-	defer timeout.Stop()
-	for {
-		select {
-		case ch := <-states:
-			if ch.State == want {
-				return
-			}
-		case <-timeout.C:
-			t.Fatalf("no %v within %v", want, zktest.WaitLimit)
-		}
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/curator"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // Interoperability with curator-x-discovery 5.4 (Debian's
@@ -109,15 +108,7 @@ func TestInteropGoWrites(t *testing.T) {
 			a.StartServiceCache(t, base, cs.inst.Name)
 			defer a.CloseServiceCache(t)
 
-			p, err := discovery.InstancePath(base, cs.inst)
-			require.NoError(t, err)
-			mode, err := cs.inst.Type.CreateMode()
-			require.NoError(t, err)
-			data, err := cs.inst.Encode()
-			require.NoError(t, err)
-			require.NoError(t, c.EnsurePath(ctxT(t), session.ParentPath(p)))
-			created, err := c.Create(ctxT(t), p, data, mode)
-			require.NoError(t, err)
+			created := writeInstance(t, c, base, cs.inst)
 
 			want := cs.inst
 			want.Enabled = new(true)

@@ -24,20 +24,14 @@ func TestServiceCacheComesAndGoes(t *testing.T) {
 	require.Empty(t, sc.Instances())
 
 	inst := discovery.Instance{Name: "orders", ID: "i-1", Address: "a", Port: new(1), Type: discovery.Dynamic}
-	p, err := discovery.InstancePath(base, inst)
-	require.NoError(t, err)
-	data, err := inst.Encode()
-	require.NoError(t, err)
-	require.NoError(t, c.EnsurePath(ctxT(t), session.ParentPath(p)))
-	_, err = c.Create(ctxT(t), p, data, session.Ephemeral)
-	require.NoError(t, err)
+	p := writeInstance(t, c, base, inst)
 	inst.Node = "i-1"
 	eventually(t, func() bool { return len(sc.Instances()) == 1 }, func() string { return "no instance" })
 	require.Equal(t, []discovery.Instance{inst}, sc.Instances())
 	<-sc.Changed()
 
 	inst.Address = "b"
-	data, err = inst.Encode()
+	data, err := inst.Encode()
 	require.NoError(t, err)
 	_, err = c.Set(ctxT(t), p, data, -1)
 	require.NoError(t, err)
