@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -36,4 +39,22 @@ func connect(ctx context.Context, o connOptions, rep *reporter, extra ...session
 		opts = append(opts, session.WithTLS(o.tls.config()))
 	}
 	return session.Connect(ctx, servers, append(opts, extra...)...)
+}
+
+// connectOneShot connects a one-shot subcommand (ls, services) as its
+// flags say, with a reporter of its output flags. On failure it has
+// reported why (a bad --servers is a usage error, an unreachable or
+// refusing server exit 69) and returns a nil client and the exit status.
+func connectOneShot(ctx context.Context, sub string, conn *connOptions, out outputOptions, stderr io.Writer) (*session.Client, *reporter, int) {
+	rep := newReporter(stderr, out)
+	rep.secrets = longestFirst(conn.secrets())
+	client, err := connect(ctx, *conn, rep)
+	if errors.Is(err, session.ErrInvalidArgument) {
+		return nil, rep, usageError(stderr, "%s: invalid --servers: %s", sub, invalidReason(err))
+	}
+	if err != nil {
+		rep.errorf("%s: %s", sub, zkFailure(conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
+		return nil, rep, exitUnavailable
+	}
+	return client, rep, exitOK
 }

@@ -6,12 +6,14 @@ import "github.com/zkrecipes/zkrecipes/compat/redislock"
 
 // zklock's help is written once, here: `zklock --help` prints usageText,
 // `zklock ls --help` lsUsage (ls.go), `zklock watch --help` watchUsage
-// (watch.go), and doc.go is generated from the three (go generate;
+// (watch.go), `zklock services --help` servicesUsage (services.go), and
+// doc.go is generated from them (go generate;
 // TestDocIsTheHelp fails when it is not).
 
 const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
        zklock ls [flags] PATH
        zklock watch [flags] PATH
+       zklock services [flags] [NAME]
        zklock version
 `
 
@@ -315,6 +317,11 @@ zklock watch [flags] PATH prints the ZooKeeper nodes at and below PATH
 (--depth N, --children, --node), then one line per change (created,
 changed, deleted), until interrupted, across reconnections and new
 sessions; --json prints JSON Lines: see zklock watch --help.
+
+zklock services [flags] [NAME] lists the services registered in
+curator-x-discovery's format under --base (default /services, Spring
+Cloud's root), or the instances of NAME (--json: as stored): see zklock
+services --help.
 
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)

@@ -10,8 +10,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // lsTimeout bounds the whole of `zklock ls`, connection included.
@@ -90,18 +88,11 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "ls: %v", err)
 	}
-	rep := newReporter(stderr, out)
-	rep.secrets = longestFirst(conn.secrets())
-
 	ctx, cancel := context.WithTimeout(context.Background(), lsTimeout)
 	defer cancel()
-	client, err := connect(ctx, conn, rep)
-	if errors.Is(err, session.ErrInvalidArgument) {
-		return usageError(stderr, "ls: invalid --servers: %s", invalidReason(err))
-	}
-	if err != nil {
-		rep.errorf("ls: %s", zkFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
-		return exitUnavailable
+	client, rep, code := connectOneShot(ctx, "ls", &conn, out, stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 	entries, err := listLock(ctx, client, path)

@@ -15,11 +15,13 @@ func main() {
 
 // subcommands are the subcommands that take the connection flags, by name.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"ls":    lsMain,
-	"watch": watchMain,
+	"ls":       lsMain,
+	"watch":    watchMain,
+	"services": servicesMain,
 }
 
-// dispatch runs the subcommand named by args[0] ("ls", "watch", "version")
+// dispatch runs the subcommand named by args[0] ("ls", "watch", "services",
+// "version")
 // or, for anything else, the lock-and-run, and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && subcommands[rest[0]] != nil {

@@ -65,13 +65,17 @@ func TestUsageErrors(t *testing.T) {
 		{"watch negative timeout", []string{"watch", "--timeout", "-1s", "/x"}, `invalid value "-1s" for flag --timeout: negative duration`},
 		{"watch lock-only flag", []string{"watch", "--acl", "open", "/x"}, "flag provided but not defined: --acl"},
 		{"watch bad server port", []string{"watch", "--servers", "127.0.0.1:99999", "/x"}, `watch: invalid --servers: server address "127.0.0.1:99999": bad port "99999"`},
+		{"services extra argument", []string{"services", "a", "b"}, `services: unexpected argument "b" after NAME`},
+		{"services name with slash", []string{"services", "a/b"}, `services: NAME: discovery: recipes: invalid argument: service name "a/b" has a '/'`},
+		{"services relative base", []string{"services", "--base", "svc"}, `services: --base: session: recipes: invalid argument: path "svc": not absolute`},
+		{"services json without name", []string{"services", "--json"}, "services: --json lists a service's instances: give its NAME"},
 		{"subcommand as PATH", []string{"/x", "watch"}, `missing -- between PATH and COMMAND (got "watch" after PATH)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
 			if !strings.Contains(strings.Join(args, " "), "--servers") {
 				args = append([]string{"--servers", "127.0.0.1:1"}, args...)
-				if len(tc.args) > 0 && (tc.args[0] == "ls" || tc.args[0] == "watch") {
+				if len(tc.args) > 0 && (tc.args[0] == "ls" || tc.args[0] == "watch" || tc.args[0] == "services") {
 					args = append([]string{tc.args[0], "--servers", "127.0.0.1:1"}, tc.args[1:]...)
 				}
 				if len(tc.args) > 0 && tc.args[0] == "version" {

@@ -17,7 +17,7 @@ import (
 )
 
 // Hint says how to get what Available needs, for harness.Unavailable.
-const Hint = "install Curator and a JDK (Debian/Ubuntu: apt-get install libcurator-recipes-java " +
+const Hint = "install Curator and a JDK (Debian/Ubuntu: apt-get install libcurator-recipes-java libcurator-discovery-java " +
 	"openjdk-17-jdk-headless), or set CURATOR_LIB to a directory holding Curator 5's jars and " +
 	"their dependencies and JAVA_HOME to a JDK"
 
@@ -44,6 +44,10 @@ const compileTimeout = 2 * time.Minute
 // the Debian package that has each.
 var required = []struct{ artifact, pkg string }{
 	{"curator-recipes", "libcurator-recipes-java"},
+	{"curator-x-discovery", "libcurator-discovery-java"},
+	{"jackson-databind", "libjackson2-databind-java"},
+	{"jackson-core", "libjackson2-core-java"},
+	{"jackson-annotations", "libjackson2-annotations-java"},
 	{"curator-framework", "libcurator-framework-java"},
 	{"curator-client", "libcurator-client-java"},
 	{"zookeeper", "libzookeeper-java"},

@@ -64,7 +64,7 @@
 // cache dir, keyed by the sources and classpath),
 // against Curator, ZooKeeper and their dependencies found in $CURATOR_LIB (a
 // directory of jars) or Debian's /usr/share/java (apt-get install
-// libcurator-recipes-java openjdk-17-jdk-headless). java and javac come from
+// libcurator-recipes-java libcurator-discovery-java openjdk-17-jdk-headless). java and javac come from
 // $JAVA_HOME/bin or PATH. When something is missing, Available says what;
 // tests then call harness.Unavailable:
 //

@@ -41,6 +41,13 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper discovery",
+			// curator-x-discovery's registry: its format, and finding
+			// services through the caches.
+			Packages: []string{"discovery"},
+			On:       []string{"zookeeper caches"},
+		},
+		{
 			Name: "compat",
 			// The contract on Redis, Redlock, memcached and SQL: no
 			// ZooKeeper.
@@ -57,14 +64,14 @@ var table = Table{
 		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper discovery", "compat"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper discovery", "compat"},
 		},
 		{
 			Name: "integration",

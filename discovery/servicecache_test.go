@@ -1,0 +1,45 @@
+package discovery_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/discovery"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/session"
+)
+
+// A ServiceCache of a service not registered yet is empty, then shows an
+// instance when its node comes, its new data when it changes, and nothing
+// once it is deleted; each change is told on Changed.
+func TestServiceCacheComesAndGoes(t *testing.T) {
+	c := zktest.Connect(t, sharedServers(t))
+	base := basePath(t)
+	d, err := discovery.New(c, discovery.WithBasePath(base))
+	require.NoError(t, err)
+	sc, err := d.Cache(ctxT(t), "orders")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sc.Close()) })
+	require.NoError(t, sc.Initialized(ctxT(t)))
+	require.Empty(t, sc.Instances())
+
+	inst := discovery.Instance{Name: "orders", ID: "i-1", Address: "a", Port: new(1), Type: discovery.Dynamic}
+	p := writeInstance(t, c, base, inst)
+	inst.Node = "i-1"
+	eventually(t, func() bool { return len(sc.Instances()) == 1 }, func() string { return "no instance" })
+	require.Equal(t, []discovery.Instance{inst}, sc.Instances())
+	<-sc.Changed()
+
+	inst.Address = "b"
+	data, err := inst.Encode()
+	require.NoError(t, err)
+	_, err = c.Set(ctxT(t), p, data, -1)
+	require.NoError(t, err)
+	eventually(t, func() bool { return sc.Instances()[0].Address == "b" }, func() string { return "no update" })
+
+	require.NoError(t, c.Delete(ctxT(t), p, -1))
+	eventually(t, func() bool { return len(sc.Instances()) == 0 }, func() string { return "still there" })
+	<-sc.Changed()
+	require.NoError(t, c.Delete(ctxT(t), session.ParentPath(p), -1))
+	require.NoError(t, c.Delete(ctxT(t), base, -1))
+}
