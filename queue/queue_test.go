@@ -101,10 +101,10 @@ func TestConsumeOrder(t *testing.T) {
 						assert.True(t, time.Since(start) >= tc.notBefore, "a delayed item came before it was due")
 					}
 					zktest.WaitForNodes(t, c, path, 0)
+					cons.stop(t) // it deletes a lock node after its item: wait for it
 					if locked {
 						assert.Empty(t, children(t, c, path+"-locks"))
 					}
-					cons.stop(t)
 					assert.Len(t, cons.got(), len(tc.want), "an item delivered twice")
 				})
 			}
