@@ -76,3 +76,10 @@ func TestOrdered(t *testing.T) {
 		})
 	}
 }
+
+func TestStrings(t *testing.T) {
+	assert.Equal(t, "Priority", Priority.String())
+	assert.Equal(t, "Kind(9)", Kind(9).String())
+	assert.Equal(t, "Drop", Drop.String())
+	assert.Equal(t, "ErrorMode(7)", ErrorMode(7).String())
+}

@@ -38,6 +38,16 @@ const (
 	Drop
 )
 
+func (m ErrorMode) String() string {
+	switch m {
+	case Requeue:
+		return "Requeue"
+	case Drop:
+		return "Drop"
+	}
+	return fmt.Sprintf("ErrorMode(%d)", int(m))
+}
+
 // Option configures New.
 type Option func(*options) error
 
