@@ -37,6 +37,12 @@
 //     data), cache-events (created, changed, deleted, initialized since the
 //     last call), cache-close; StartCache, AwaitCache, CacheView,
 //     CacheEvents and CloseCache run them.
+//   - Queues (CuratorQueues.java): queue-start KIND PATH LOCKPATH|- (a
+//     consumer of DistributedQueue, its Priority, Delay or Id variant),
+//     queue-consumed, queue-close, queue-put KIND PATH ARG HEX... (put or
+//     putMulti), sq-offer PATH HEX and sq-poll PATH
+//     (SimpleDistributedQueue); StartQueueConsumer, QueueConsumed,
+//     CloseQueueConsumer, QueuePut, SimpleOffer and SimplePoll run them.
 //   - A writer: create PATH HEX [ephemeral] [sequential] [compressed], set
 //     PATH HEX [compressed], delete PATH (with its children), compressed
 //     with Curator's gzip; Create, SetData and Delete run them.

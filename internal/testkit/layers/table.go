@@ -36,8 +36,8 @@ var table = Table{
 		{
 			Name: "zookeeper caches",
 			// Local views of nodes kept by watches: the session's reads
-			// only, no lease.
-			Packages: []string{"cache"},
+			// only, no lease; and the queues, which need no lease either.
+			Packages: []string{"cache", "queue"},
 			On:       []string{"session"},
 		},
 		{
