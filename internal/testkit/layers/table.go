@@ -41,6 +41,14 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper nodes",
+			// Nodes kept in place (Curator's nodes family): the queue
+			// engine's protected names, and a cache for the members of a
+			// group.
+			Packages: []string{"nodes"},
+			On:       []string{"zookeeper core", "zookeeper caches"},
+		},
+		{
 			Name: "compat",
 			// The contract on Redis, Redlock, memcached and SQL: no
 			// ZooKeeper.
