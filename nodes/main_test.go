@@ -22,6 +22,7 @@ const waitLimit = zktest.WaitLimit
 var (
 	sharedServers = zktest.Shared
 	ctxT          = zktest.Ctx
+	await         = zktest.AwaitState
 )
 
 // run tells this test process's nodes from an earlier process's on a
@@ -99,22 +100,5 @@ func awaitGone(t testing.TB, c *session.Client, path string) {
 			t.Fatalf("%s never went", path)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// await reads states until want.
-func await(t *testing.T, states <-chan session.StateChange, want session.State) {
-	t.Helper()
-	timeout := time.NewTimer(waitLimit)
-	defer timeout.Stop()
-	for {
-		select {
-		case ch := <-states:
-			if ch.State == want {
-				return
-			}
-		case <-timeout.C:
-			t.Fatalf("no %v within %v", want, waitLimit)
-		}
 	}
 }
