@@ -138,16 +138,44 @@ func (n *Persistent) writeData(ctx context.Context, path string) error {
 // ("" when it is another session's ephemeral node and we waited for it to
 // go).
 func (n *Persistent) ensure(ctx context.Context, sess *session.Session) (string, error) {
+	path, err := n.makeOrFind(ctx, sess)
+	if err != nil || path == "" || !n.opt.protected || !n.mode.IsSequential() {
+		return path, err
+	}
+	// A copy of our first create, made by the server after we looked for
+	// it (a request still in flight when the reply was lost), has our
+	// prefix and another sequence number: it is ours alone, and left there
+	// it would be a node nobody keeps (the engine's queues drop theirs
+	// the same way).
+	prefix, _ := engine.ProtectedPrefixOf(session.BaseName(path))
+	if err := engine.DeleteProtected(ctx, engine.Client(n.c), session.ParentPath(path), prefix, session.BaseName(path), sess.ID()); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// makeOrFind is ensure without the removal of strays.
+func (n *Persistent) makeOrFind(ctx context.Context, sess *session.Session) (string, error) {
 	n.mu.Lock()
-	data, gen, path := n.data, n.dataGen, n.path
+	data, gen, path, named := n.data, n.dataGen, n.path, n.named
 	n.mu.Unlock()
 	mode, target := n.mode, path
-	if path != "" {
+	switch {
+	case path != "":
 		mode = mode.Unsequenced() // a sequential node keeps its first path
-	} else {
+	case !n.opt.protected:
 		target = n.base
-		if n.opt.protected {
-			target = engine.ProtectedPath(session.ParentPath(n.base), session.BaseName(n.base))
+	case named == "":
+		target = engine.ProtectedPath(session.ParentPath(n.base), session.BaseName(n.base))
+		n.mu.Lock()
+		n.named = target
+		n.mu.Unlock()
+	default:
+		// An earlier create under this name may have made the node, its
+		// reply lost: look before creating again, with the same name.
+		target = named
+		if found, err := n.findProtected(ctx, target); err != nil || found != "" {
+			return n.found(ctx, sess, found, err)
 		}
 	}
 	n.setTried(target, mode)
@@ -160,14 +188,22 @@ func (n *Persistent) ensure(ctx context.Context, sess *session.Session) (string,
 		return n.adopt(ctx, sess, target)
 	case mode.IsSequential() && n.opt.protected && session.IsRetryable(err):
 		// The reply was lost: the node may be there, under our prefix.
-		if found, ferr := n.findProtected(ctx, sess, target); ferr != nil || found == "" {
+		found, ferr := n.findProtected(ctx, target)
+		if ferr != nil || found == "" {
 			return "", errors.Join(err, ferr)
-		} else {
-			n.made(found, 0)
-			return n.adopt(ctx, sess, found)
 		}
+		return n.found(ctx, sess, found, nil)
 	}
 	return "", err
+}
+
+// found takes the node findProtected found (unless err) as ours.
+func (n *Persistent) found(ctx context.Context, sess *session.Session, path string, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	n.made(path, 0)
+	return n.adopt(ctx, sess, path)
 }
 
 // create is the request of mode.
@@ -219,7 +255,7 @@ func (n *Persistent) adopt(ctx context.Context, sess *session.Session, path stri
 // findProtected looks, after a lost create reply, for the node the create
 // may have made: the child of the parent with target's protected prefix,
 // if it is ours (an ephemeral node of our session, or a persistent one).
-func (n *Persistent) findProtected(ctx context.Context, sess *session.Session, target string) (string, error) {
+func (n *Persistent) findProtected(ctx context.Context, target string) (string, error) {
 	prefix, ok := engine.ProtectedPrefixOf(session.BaseName(target))
 	if !ok {
 		return "", nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
@@ -24,8 +25,12 @@ type options struct {
 
 // Protected names the node in Curator's protected mode, "_c_<uuid>-" + its
 // name (with the sequence after it, for a sequential mode): a create whose
-// reply was lost is found by that prefix, so a sequential node is never
-// made twice. Use it with a sequential mode.
+// reply was lost is looked for by that prefix before it is made again,
+// under the same name; a late copy of it (made by the server after the
+// look) is deleted at the node's next placement, and Close deletes every
+// node with the prefix, even while the first create's outcome is unknown.
+// So a sequential node is kept once and not left behind. Use it with a
+// sequential mode.
 func Protected() Option { return func(o *options) error { o.protected = true; return nil } }
 
 // WithTTL is the TTL of a node of a TTL mode (session.PersistentWithTTL,
@@ -90,6 +95,10 @@ type Persistent struct {
 	written uint64 // the dataGen on the server
 	path    string // the node's path once made
 	tried   string // a create's target whose outcome is unknown
+	// named is the protected name of the first create, chosen once: a
+	// create again after a lost reply reuses it (so any copy it made has
+	// our prefix), and Close deletes every node with its prefix.
+	named   string
 	place   *Placement
 	gen     uint64
 	changed chan struct{} // closed and replaced at each change below
@@ -266,7 +275,8 @@ func (n *Persistent) SetData(ctx context.Context, data []byte) error {
 // after Close began, not even a reconnection (Curator's CURATOR-164). The
 // delete is retried until ctx ends; an ephemeral node is gone with its
 // session anyway, and an ephemeral node another session owns is left
-// alone. The current Placement ends with ErrClosed. Close may be called
+// alone (a Protected node's prefix is ours alone: every node with it is
+// deleted). The current Placement ends with ErrClosed. Close may be called
 // more than once.
 func (n *Persistent) Close(ctx context.Context) error {
 	if err := recipes.CheckContext(ctx); err != nil {
@@ -284,22 +294,31 @@ func (n *Persistent) Close(ctx context.Context) error {
 	n.mu.Lock()
 	n.unplaceLocked(ErrClosed)
 	n.changedLocked()
-	path, tried := n.path, n.tried
+	path, tried, named := n.path, n.tried, n.named
 	n.mu.Unlock()
 	if path == "" {
 		path = tried
 	}
-	if path == "" || n.leave {
+	switch {
+	case n.leave:
+		return nil
+	case named != "":
+		// Every node with our prefix is ours: the node, a copy of the
+		// first create made after its lost reply, or that create when its
+		// outcome is still unknown (a sequential name is known only from
+		// its reply).
+		return n.remove(ctx, named, n.deleteProtected)
+	case path == "":
 		return nil
 	}
-	return n.remove(ctx, path)
+	return n.remove(ctx, path, n.deleteOnce)
 }
 
-// remove deletes the node at path, retrying until ctx ends: the node must
-// not outlive Close. An ephemeral node of another session is not ours.
-func (n *Persistent) remove(ctx context.Context, path string) error {
+// remove deletes the node at path with del, retrying until ctx ends: the
+// node must not outlive Close.
+func (n *Persistent) remove(ctx context.Context, path string, del func(context.Context, string) error) error {
 	for attempt := 0; ; attempt++ {
-		err := n.deleteOnce(ctx, path)
+		err := del(ctx, path)
 		if err == nil || errors.Is(err, session.ErrClosed) {
 			return nil
 		}
@@ -312,6 +331,19 @@ func (n *Persistent) remove(ctx context.Context, path string) error {
 	}
 }
 
+// deleteProtected deletes every node with the protected prefix of named,
+// a protected name of ours.
+func (n *Persistent) deleteProtected(ctx context.Context, named string) error {
+	prefix, _ := engine.ProtectedPrefixOf(session.BaseName(named))
+	var id int64
+	if cur := n.c.CurrentSession(); cur != nil {
+		id = cur.ID()
+	}
+	return engine.DeleteProtected(ctx, engine.Client(n.c), session.ParentPath(named), prefix, "", id)
+}
+
+// deleteOnce deletes the node at path, unless it is another session's
+// ephemeral node.
 func (n *Persistent) deleteOnce(ctx context.Context, path string) error {
 	_, st, err := n.c.Get(ctx, path)
 	if errors.Is(err, session.ErrNoNode) {
