@@ -25,7 +25,11 @@
 // A node someone else deletes is made again (its Placement ends with
 // ErrDeleted); one found with other data gets ours. Failed attempts wait
 // on a backoff (WithRetry). Close stops the keeping before it deletes the
-// node, so no reconnection brings it back (Curator's CURATOR-164).
+// node, so no reconnection brings it back (Curator's CURATOR-164). A
+// Protected node whose first create's reply was lost is looked for, and
+// made again, under the same name; a late copy the server made after the
+// look is deleted at the next placement, and Close deletes every node
+// with the prefix, even one whose create was still unanswered.
 //
 // Where this differs from Curator: a node made again after a delete keeps
 // its first path even in protected mode (Curator makes a protected node
