@@ -39,9 +39,9 @@ func deleteNode(ctx context.Context, c Conn, path string, sessID int64) error {
 }
 
 // deleteProtected removes every node under parent whose name starts with
-// prefix (a "_c_<uuid>-" of ours): the node a create may have made before
-// its reply was lost.
-func deleteProtected(ctx context.Context, c Conn, parent, prefix string, sessID int64) error {
+// prefix (a "_c_<uuid>-" of ours), except the one named except (none when
+// ""): the node a create may have made before its reply was lost.
+func deleteProtected(ctx context.Context, c Conn, parent, prefix, except string, sessID int64) error {
 	names, err := c.Children(ctx, parent)
 	if errors.Is(err, session.ErrNoNode) {
 		return nil
@@ -53,7 +53,7 @@ func deleteProtected(ctx context.Context, c Conn, parent, prefix string, sessID 
 		return err
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, prefix) {
+		if n != except && strings.HasPrefix(n, prefix) {
 			if err := deleteNode(ctx, c, session.JoinPath(parent, n), sessID); err != nil {
 				return err
 			}
@@ -100,6 +100,6 @@ func cleanupInBackground(c Conn, node string, sessID int64, done chan<- struct{}
 // parent named with our protected prefix.
 func cleanupProtectedInBackground(c Conn, parent, prefix string, sessID int64) {
 	inBackground(c, session.JoinPath(parent, prefix+"*"), func(ctx context.Context) error {
-		return deleteProtected(ctx, c, parent, prefix, sessID)
+		return deleteProtected(ctx, c, parent, prefix, "", sessID)
 	}, nil)
 }

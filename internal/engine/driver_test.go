@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -101,4 +102,16 @@ func TestProtectedPath(t *testing.T) {
 		require.Equal(t, strings.TrimSuffix(session.BaseName(p), "lock-"), prefix)
 	}
 	require.Regexp(t, `^/_c_[0-9a-f-]{36}-x$`, protectedPath("/", "x"))
+}
+
+// DeleteProtected deletes by a whole protected prefix only: anything
+// shorter could match the nodes of others. It is refused before any
+// request (the Conn is nil).
+func TestDeleteProtectedRefusesOtherPrefixes(t *testing.T) {
+	whole, ok := protectedPrefixOf(session.BaseName(protectedPath("/a", "lock-")))
+	require.True(t, ok)
+	for _, prefix := range []string{"", "_c_", whole[:len(whole)-1], whole + "lock-"} {
+		err := DeleteProtected(context.Background(), nil, "/a", prefix, "", 0)
+		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, "%q", prefix)
+	}
 }

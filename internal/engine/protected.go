@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -116,4 +118,25 @@ func (q *queue) dropStrays(names []string, ours string, sessID int64) []string {
 		return names
 	}
 	return out
+}
+
+// ProtectedPath is protectedPath for the recipes outside the engine that
+// name a node in Curator's protected mode (package nodes).
+func ProtectedPath(parent, name string) string { return protectedPath(parent, name) }
+
+// ProtectedPrefixOf is protectedPrefixOf for the recipes outside the
+// engine.
+func ProtectedPrefixOf(name string) (string, bool) { return protectedPrefixOf(name) }
+
+// DeleteProtected is deleteProtected for the recipes outside the engine
+// (package nodes): it removes every child of parent named with prefix, a
+// protected prefix of ours, but except (none when ""), retrying nothing
+// (the caller does, on its error); sessID is for the error's text. A
+// prefix that is not a whole protected prefix is refused: it could match
+// the nodes of others.
+func DeleteProtected(ctx context.Context, c Conn, parent, prefix, except string, sessID int64) error {
+	if p, ok := protectedPrefixOf(prefix); !ok || p != prefix {
+		return fmt.Errorf("%w: %q is not a protected prefix", recipes.ErrInvalidArgument, prefix)
+	}
+	return deleteProtected(ctx, c, parent, prefix, except, sessID)
 }

@@ -545,6 +545,7 @@ public final class CuratorLock {
                 String r = CuratorCaches.run(client, f);
                 if (r == null) r = CuratorDiscovery.run(client, f);
                 if (r == null) r = CuratorQueues.run(client, f);
+                if (r == null) r = CuratorNodes.run(client, f);
                 return r != null ? r : "error unknown command " + f[0];
             }
         }

@@ -32,7 +32,7 @@ var debianJavaDir = "/usr/share/java"
 const mainClass = "CuratorLock"
 
 // agentSources are the agent's Java files: CuratorLock.java and the
-// classes it uses (CuratorCaches.java, CuratorQueues.java), compiled
+// classes it uses (Curator*.java: one per recipe family), compiled
 // together.
 //
 //go:embed *.java

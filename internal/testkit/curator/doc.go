@@ -51,6 +51,13 @@
 //     cache-latency N RATE PATH... (from a write, by a session of its own,
 //     to its event in the running cache); LoadCache, MeasureCacheLatency
 //     and BenchCache run them.
+//   - Nodes (CuratorNodes.java), each known by its path: pnode PATH MODE
+//     HEX [protected] [MS] (a PersistentNode, started, after its initial
+//     create: path ACTUAL), pnode-path, pnode-set, pnode-close; group PATH
+//     ID HEX (a GroupMember), group-members (members ID,HEX...), group-set,
+//     group-close; StartPersistentNode, PersistentNodePath,
+//     SetPersistentNodeData, ClosePersistentNode, JoinGroup, GroupMembers,
+//     SetGroupData and LeaveGroup run them.
 //
 // WithDigestAuth starts an agent whose CuratorFrameworks authenticate as a
 // digest user and create every node with the creator-only ACL, as a Go
