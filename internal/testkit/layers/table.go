@@ -22,6 +22,13 @@ var table = Table{
 			On:       []string{"contract"},
 		},
 		{
+			Name: "zookeeper values",
+			// Curator's shared values: one node, the session's reads and
+			// versioned writes, no lease (the semaphore's maximum is one).
+			Packages: []string{"shared"},
+			On:       []string{"session"},
+		},
+		{
 			Name: "zookeeper core",
 			// What ZooKeeper leases add, and the queue engine behind the
 			// ZooKeeper recipes.
@@ -31,7 +38,7 @@ var table = Table{
 		{
 			Name:     "zookeeper recipes",
 			Packages: []string{"mutex", "rwlock", "exclusive", "leader", "semaphore"},
-			On:       []string{"zookeeper core"},
+			On:       []string{"zookeeper core", "zookeeper values"},
 		},
 		{
 			Name: "zookeeper caches",
