@@ -2,7 +2,6 @@ package shared_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,14 +19,8 @@ var (
 	ctxT          = zktest.Ctx
 )
 
-// run tells this test process's nodes from an earlier process's on a
-// shared server.
-var run = time.Now().UnixNano()
-
-// pathOf is a node path of the test's own, for this run.
-func pathOf(t testing.TB, name string) string {
-	return fmt.Sprintf("/shared-test-%d/%s/%s", run, t.Name(), name)
-}
+// pathOf is a node path of the test's own, for this run of it.
+func pathOf(t testing.TB, name string) string { return zktest.Path(t, "shared", name) }
 
 // next reads the next change within waitLimit.
 func next[T any](t testing.TB, ch <-chan T) T {

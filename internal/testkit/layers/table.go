@@ -41,6 +41,13 @@ var table = Table{
 			On:       []string{"zookeeper core", "zookeeper values"},
 		},
 		{
+			Name: "zookeeper counters",
+			// Curator's atomic counters: optimistic writes, then the
+			// mutex (PromotedToLock).
+			Packages: []string{"counter"},
+			On:       []string{"zookeeper recipes"},
+		},
+		{
 			Name: "zookeeper caches",
 			// Local views of nodes kept by watches: the session's reads
 			// only, no lease.
@@ -64,14 +71,14 @@ var table = Table{
 		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper counters", "zookeeper caches", "compat"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper counters", "zookeeper caches", "compat"},
 		},
 		{
 			Name: "integration",
