@@ -36,9 +36,10 @@ type Result[T any] struct {
 }
 
 // DefaultRetry is the optimistic retry policy: up to 10 more tries after
-// the first, 10ms to 500ms apart (with jitter), within 5 seconds. Writers
-// that lose a versioned write to another try again at once in Curator;
-// the backoff spreads contending writers out instead.
+// the first, 10ms to 500ms apart (with jitter), within 5 seconds: short,
+// since a try lost to another writer is a round trip, not a fault, and
+// jittered, so that contending writers spread out. (Curator has no
+// default: its caller passes a RetryPolicy.)
 var DefaultRetry session.RetryPolicy = session.ExponentialBackoff{
 	Base:       10 * time.Millisecond,
 	Cap:        500 * time.Millisecond,

@@ -49,7 +49,9 @@ func (l *Long) TrySet(ctx context.Context, value int64) (Result[int64], error) {
 // CompareAndSet sets value if the counter holds expected, in one try
 // (Curator's compareAndSet, which neither retries nor takes the lock):
 // ErrNotApplied when it holds another value (Pre) or another writer wrote
-// between the read and the write. An absent node holds 0 and is created.
+// between the read and the write. An absent node holds 0 and is created
+// (Curator's compareAndSet fails on an absent node, although its get
+// reads 0 there).
 func (l *Long) CompareAndSet(ctx context.Context, expected, value int64) (Result[int64], error) {
 	return l.n.compareAndSet(ctx, expected, value)
 }

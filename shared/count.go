@@ -58,7 +58,8 @@ func (c *Count) GetW(ctx context.Context) (value int, version int32, ev <-chan s
 
 // TrySet writes value if the node is still at version, and reports false
 // when someone wrote since (read again and decide again), as Curator's
-// trySetCount.
+// trySetCount. As Value.TrySet, a false after a lost connection may hide
+// its own write: read again to know.
 func (c *Count) TrySet(ctx context.Context, value int, version int32) (bool, error) {
 	if err := fits("value", value); err != nil {
 		return false, err

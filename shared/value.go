@@ -65,8 +65,8 @@ func (v *Value) Get(ctx context.Context) (Versioned[[]byte], error) {
 }
 
 // GetW is Get that also leaves a watch on the node (see session.GetW):
-// what a recipe that follows the value builds on (the semaphore's
-// maximum). Changes does this for most callers.
+// what a recipe that follows the value builds on. Changes does this for
+// most callers.
 func (v *Value) GetW(ctx context.Context) (Versioned[[]byte], <-chan session.Event, error) {
 	data, st, ev, err := v.read(ctx, true)
 	if err != nil {
