@@ -123,38 +123,57 @@ func TestChangesEnd(t *testing.T) {
 	assert.ErrorIs(t, err, session.ErrClosed)
 }
 
-// A write made while the watcher's session expired, under no session of
-// it, is delivered once it has a new session (CURATOR-311: Curator's
-// SharedValue kept the stale value until the next write).
-func TestChangesAfterNewSession(t *testing.T) {
-	servers := sharedServers(t)
-	p := harness.NewProxy(t, servers[0])
-	c := zktest.Connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
-	writer := zktest.Connect(t, servers)
-	ctx := ctxT(t)
-	path := pathOf(t, "value")
-	v, err := shared.NewValue(c, path, []byte("first"))
-	require.NoError(t, err)
-	states, err := c.Subscribe(ctx)
-	require.NoError(t, err)
-	changes, err := v.Changes(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, "first", string(next(t, changes).Value))
-	before := c.CurrentSession().ID()
+// A write made while the watcher was cut off is delivered once it is
+// back: to the same session (whose watch the client sets again), and to a
+// new one after its session expired, under which no watch of it was left
+// (CURATOR-311: Curator's SharedValue kept the stale value until the next
+// write).
+func TestChangesAcrossFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lost bool
+	}{
+		{"cut", false},
+		{"session expired", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := sharedServers(t)
+			p := harness.NewProxy(t, servers[0])
+			c := zktest.Connect(t, []string{p.Addr()}, session.WithSessionTimeout(2*time.Second))
+			writer := zktest.Connect(t, servers)
+			ctx := ctxT(t)
+			path := pathOf(t, "value")
+			v, err := shared.NewValue(c, path, []byte("first"))
+			require.NoError(t, err)
+			states, err := c.Subscribe(ctx)
+			require.NoError(t, err)
+			changes, err := v.Changes(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, "first", string(next(t, changes).Value))
+			before := c.CurrentSession().ID()
 
-	p.Blackhole(t)
-	await(t, states, session.Lost)
-	_, err = writer.Set(ctx, path, []byte("while lost"), -1)
-	require.NoError(t, err)
-	p.Restore(t)
-	ch := next(t, changes)
-	assert.Equal(t, "while lost", string(ch.Value))
-	assert.Equal(t, int32(1), ch.Version)
-	assert.NotEqual(t, before, c.CurrentSession().ID(), "a new session")
+			if tc.lost {
+				p.Blackhole(t)
+				await(t, states, session.Lost)
+			} else {
+				p.Cut(t)
+				await(t, states, session.Suspended)
+			}
+			_, err = writer.Set(ctx, path, []byte("while away"), -1)
+			require.NoError(t, err)
+			p.Restore(t)
+			ch := next(t, changes)
+			assert.Equal(t, "while away", string(ch.Value))
+			assert.Equal(t, int32(1), ch.Version)
+			if tc.lost {
+				assert.NotEqual(t, before, c.CurrentSession().ID(), "a new session")
+			}
 
-	_, err = writer.Set(ctx, path, []byte("after"), -1)
-	require.NoError(t, err)
-	assert.Equal(t, "after", string(next(t, changes).Value))
+			_, err = writer.Set(ctx, path, []byte("after"), -1)
+			require.NoError(t, err)
+			assert.Equal(t, "after", string(next(t, changes).Value))
+		})
+	}
 }
 
 func TestBadInput(t *testing.T) {
