@@ -133,7 +133,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (recipes.Lease, error
 // Leases lists the semaphore's lease nodes, in order. A client waiting for
 // room (one at a time: it holds the semaphore's internal mutex) has made
 // its nodes already; they come last, and Holder is false for every node
-// past the maximum. When the maximum (a SharedCount) was lowered below the
+// past the maximum. When the maximum (a shared.Count) was lowered below the
 // leases held, the holders past it are marked false too.
 func (s *Semaphore) Leases(ctx context.Context) ([]znode.Participant, error) {
 	max, _, err := s.s.Max(ctx)
