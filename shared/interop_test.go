@@ -3,6 +3,7 @@ package shared_test
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,8 +80,7 @@ func TestInteropCuratorSharedValue(t *testing.T) {
 	require.NoError(t, v.Set(ctx, []byte("from go")))
 	assert.Equal(t, "from go", string(next(t, changes).Value))
 	awaitReply(t, a, "sharedvalue-get", "value "+hex.EncodeToString([]byte("from go"))+" 2")
-	seen := a.List(t, "sharedvalue-seen", "seen")
-	assert.Contains(t, seen, hex.EncodeToString([]byte("from go")), "Java's listener was told")
+	awaitSeen(t, a, hex.EncodeToString([]byte("from go"))) // Java's listener was told
 	a.DoExpect(t, "sharedvalue-tryset "+hex.EncodeToString([]byte("java again")), "true")
 	ok, err := v.TrySet(ctx, []byte("stale"), 2) // Java wrote version 3 since
 	require.NoError(t, err)
@@ -99,6 +99,25 @@ func awaitReply(t *testing.T, a *curator.Agent, cmd, want string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: reply to %q is still %q, want %q", a.Name(), cmd, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitSeen reads the values the agent's SharedValue listener was told
+// until want is among them, within waitLimit: Curator updates the value
+// before it tells its listeners, so sharedvalue-get may show it first.
+func awaitSeen(t *testing.T, a *curator.Agent, want string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	var seen []string
+	for {
+		seen = append(seen, a.List(t, "sharedvalue-seen", "seen")...)
+		if slices.Contains(seen, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: its listener was told %q, not %q", a.Name(), seen, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

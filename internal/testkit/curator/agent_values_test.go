@@ -33,7 +33,7 @@ func testValues(t *testing.T, servers []string) {
 		b.DoExpect(t, "sharedvalue-get", "value 6869 0")
 		b.DoExpect(t, "sharedvalue-set 6f6b", "ok")
 		waitReply(t, a, "sharedvalue-get", "value 6f6b 1")
-		a.DoExpect(t, "sharedvalue-seen", "seen 6f6b")
+		waitReply(t, a, "sharedvalue-seen", "seen 6f6b") // Curator tells its listeners after it updates the value
 		a.DoExpect(t, "sharedvalue-tryset -", "true")
 		waitReply(t, b, "sharedvalue-get", "value - 2")
 	})
