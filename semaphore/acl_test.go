@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/shared"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -45,7 +46,7 @@ func TestCreatorOnlyACL(t *testing.T) {
 		acltest.Run(t, servers, acltest.Backend{
 			New: func(t testing.TB, c *session.Client, p string) recipes.Locker {
 				countPath = path.Join(path.Dir(p), "count") // under the scenario's root: its ACL is checked
-				count, err := semaphore.NewSharedCount(c, countPath, 1)
+				count, err := shared.NewCount(c, countPath, 1)
 				require.NoError(t, err)
 				s, err := semaphore.NewWithCount(c, p, count)
 				require.NoError(t, err)
@@ -56,7 +57,7 @@ func TestCreatorOnlyACL(t *testing.T) {
 		owner := connect(t, servers, acltest.Options()...)
 		stranger := connect(t, servers)
 		ctx := ctxT(t)
-		count, err := semaphore.NewSharedCount(stranger, countPath, 1)
+		count, err := shared.NewCount(stranger, countPath, 1)
 		require.NoError(t, err)
 		_, _, err = count.Get(ctx)
 		require.ErrorIs(t, err, session.ErrNoAuth, "the stranger reads the count")

@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/shared"
 )
 
 // exampleServers starts (once) the ZooKeeper the examples use; in your code
@@ -59,7 +60,7 @@ func Example() {
 	// lease ended: recipes: lease released
 }
 
-// The limit can live in ZooKeeper, in a SharedCount (Curator's), and change
+// The limit can live in ZooKeeper, in a shared.Count (Curator's SharedCount), and change
 // while the semaphore is in use: a waiter for room sees the change.
 func ExampleNewWithCount() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -70,7 +71,7 @@ func ExampleNewWithCount() {
 		return
 	}
 	defer client.Close()
-	limit, _ := semaphore.NewSharedCount(client, "/semaphores/example-crawl-limit", 1) // 1 if it does not exist yet
+	limit, _ := shared.NewCount(client, "/semaphores/example-crawl-limit", 1) // 1 if it does not exist yet
 	s, _ := semaphore.NewWithCount(client, "/semaphores/example-crawl", limit)
 
 	lease, err := s.Acquire(ctx, 1)

@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/semaphore"
+	"github.com/zkrecipes/zkrecipes/shared"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -247,7 +248,7 @@ func TestInteropSemaphoreSharedCount(t *testing.T) {
 	a.DoExpect(t, "count-set 1", "ok") // the node persists: from an earlier -count run too
 	a.DoExpect(t, "semaphore "+p+" count", "ok")
 	c := connect(t, servers)
-	sc, err := semaphore.NewSharedCount(c, countPath, 5) // the node exists: 5 is only a seed
+	sc, err := shared.NewCount(c, countPath, 5) // the node exists: 5 is only a seed
 	require.NoError(t, err)
 	s, err := semaphore.NewWithCount(c, p, sc)
 	require.NoError(t, err)

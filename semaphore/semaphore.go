@@ -8,7 +8,7 @@
 // A client takes the mutex, makes its lease node(s), waits (still holding
 // the mutex) until the leases are no more than the maximum, and releases
 // the mutex; releasing a lease deletes its node. The maximum is fixed (New)
-// or read from a SharedCount (NewWithCount), Curator's shared integer, and
+// or read from a shared.Count (NewWithCount), Curator's shared integer, and
 // a change of it wakes the waiter.
 //
 // Acquire(ctx, n) takes n leases, all or none. Curator's acquire(n) takes
@@ -35,6 +35,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/engine"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/shared"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -80,11 +81,11 @@ func New(c *session.Client, path string, maxLeases int, opts ...Option) (*Semaph
 // NewWithCount returns the semaphore at path whose maximum is count's
 // value, read when a client waits for room and watched while it waits.
 // No I/O is done.
-func NewWithCount(c *session.Client, path string, count *SharedCount, opts ...Option) (*Semaphore, error) {
+func NewWithCount(c *session.Client, path string, count *shared.Count, opts ...Option) (*Semaphore, error) {
 	if count == nil {
-		return nil, fmt.Errorf("semaphore: %w: nil SharedCount", recipes.ErrInvalidArgument)
+		return nil, fmt.Errorf("semaphore: %w: nil count", recipes.ErrInvalidArgument)
 	}
-	return newSemaphore(c, path, count.watch, opts)
+	return newSemaphore(c, path, maxOf(count), opts)
 }
 
 func newSemaphore(c *session.Client, path string, max engine.MaxLeases, opts []Option) (*Semaphore, error) {
@@ -132,7 +133,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) (recipes.Lease, error
 // Leases lists the semaphore's lease nodes, in order. A client waiting for
 // room (one at a time: it holds the semaphore's internal mutex) has made
 // its nodes already; they come last, and Holder is false for every node
-// past the maximum. When the maximum (a SharedCount) was lowered below the
+// past the maximum. When the maximum (a shared.Count) was lowered below the
 // leases held, the holders past it are marked false too.
 func (s *Semaphore) Leases(ctx context.Context) ([]znode.Participant, error) {
 	max, _, err := s.s.Max(ctx)

@@ -17,6 +17,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/locktest"
 	"github.com/zkrecipes/zkrecipes/semaphore"
 	"github.com/zkrecipes/zkrecipes/session"
+	"github.com/zkrecipes/zkrecipes/shared"
 	"github.com/zkrecipes/zkrecipes/znode"
 )
 
@@ -163,7 +164,7 @@ func TestSharedCount(t *testing.T) {
 	servers := sharedServers(t)
 	c := connect(t, servers)
 	ctx := ctxT(t)
-	count, err := semaphore.NewSharedCount(c, "/semaphore-count/max", 1)
+	count, err := shared.NewCount(c, "/semaphore-count/max", 1)
 	require.NoError(t, err)
 	s, err := semaphore.NewWithCount(c, "/semaphore-count/sem", count)
 	require.NoError(t, err)
@@ -245,7 +246,7 @@ func TestHolderToldFirstWhenCutOff(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	c := connect(t, sharedServers(t))
 	s := newSemaphore(t, c, "/semaphore-bad", 1)
-	count, err := semaphore.NewSharedCount(c, "/semaphore-bad-count", 1)
+	count, err := shared.NewCount(c, "/semaphore-bad-count", 1)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		why string
@@ -260,9 +261,9 @@ func TestBadInput(t *testing.T) {
 		{"NewWithCount: bad path", func() error { _, err := semaphore.NewWithCount(c, "/x/", count); return err }},
 		{"NewMutex: nil client", func() error { _, err := semaphore.NewMutex(nil, "/x"); return err }},
 		{"NewMutex: nil Option", func() error { _, err := semaphore.NewMutex(c, "/x", nil); return err }},
-		{"NewSharedCount: nil client", func() error { _, err := semaphore.NewSharedCount(nil, "/x", 1); return err }},
-		{"NewSharedCount: relative path", func() error { _, err := semaphore.NewSharedCount(c, "x", 1); return err }},
-		{"NewSharedCount: seed past 32 bits", func() error { _, err := semaphore.NewSharedCount(c, "/x", 1<<31); return err }},
+		{"NewSharedCount: nil client", func() error { _, err := shared.NewCount(nil, "/x", 1); return err }},
+		{"NewSharedCount: relative path", func() error { _, err := shared.NewCount(c, "x", 1); return err }},
+		{"NewSharedCount: seed past 32 bits", func() error { _, err := shared.NewCount(c, "/x", 1<<31); return err }},
 		{"TrySet: past 32 bits", func() error { _, err := count.TrySet(ctxT(t), -1<<31-1, 0); return err }},
 		{"Acquire: no leases", func() error { _, err := s.Acquire(ctxT(t), 0); return err }},
 		{"Locker: no leases", func() error { _, err := s.Locker(0).Acquire(ctxT(t)); return err }},

@@ -546,6 +546,7 @@ public final class CuratorLock {
                 if (r == null) r = CuratorDiscovery.run(client, f);
                 if (r == null) r = CuratorQueues.run(client, f);
                 if (r == null) r = CuratorNodes.run(client, f);
+                if (r == null) r = CuratorValues.run(client, f);
                 return r != null ? r : "error unknown command " + f[0];
             }
         }

@@ -32,6 +32,7 @@ func TestAgent(t *testing.T) {
 	t.Run("DigestAuth", func(t *testing.T) { testDigestAuth(t, servers) })
 	t.Run("Writer", func(t *testing.T) { testWriter(t, servers) })
 	t.Run("Caches", func(t *testing.T) { testCaches(t, servers) })
+	t.Run("Values", func(t *testing.T) { testValues(t, servers) })
 	t.Run("CacheBench", func(t *testing.T) { testCacheBench(t, servers) })
 }
 

@@ -43,6 +43,13 @@
 //     putMulti), sq-offer PATH HEX and sq-poll PATH
 //     (SimpleDistributedQueue); StartQueueConsumer, QueueConsumed,
 //     CloseQueueConsumer, QueuePut, SimpleOffer and SimplePoll run them.
+//   - Shared values and atomic counters (CuratorValues.java): atomic-long
+//     PATH RETRIES [LOCKPATH] (a DistributedAtomicLong, PromotedToLock with
+//     a lock path), atomic-inc N (incremented S F), atomic-get (long V),
+//     atomic-cas EXPECTED NEW (applied PRE | not-applied PRE); sharedvalue
+//     PATH HEX (a SharedValue), sharedvalue-get (value HEX VERSION),
+//     sharedvalue-set HEX, sharedvalue-tryset HEX (true | false),
+//     sharedvalue-seen (the values its listener was told).
 //   - A writer: create PATH HEX [ephemeral] [sequential] [compressed], set
 //     PATH HEX [compressed], delete PATH (with its children), compressed
 //     with Curator's gzip; Create, SetData and Delete run them.

@@ -22,6 +22,13 @@ var table = Table{
 			On:       []string{"contract"},
 		},
 		{
+			Name: "zookeeper values",
+			// Curator's shared values: one node, the session's reads and
+			// versioned writes, no lease (the semaphore's maximum is one).
+			Packages: []string{"shared"},
+			On:       []string{"session"},
+		},
+		{
 			Name: "zookeeper core",
 			// What ZooKeeper leases add, and the queue engine behind the
 			// ZooKeeper recipes.
@@ -31,7 +38,14 @@ var table = Table{
 		{
 			Name:     "zookeeper recipes",
 			Packages: []string{"mutex", "rwlock", "exclusive", "leader", "semaphore"},
-			On:       []string{"zookeeper core"},
+			On:       []string{"zookeeper core", "zookeeper values"},
+		},
+		{
+			Name: "zookeeper counters",
+			// Curator's atomic counters: optimistic writes, then the
+			// mutex (PromotedToLock).
+			Packages: []string{"counter"},
+			On:       []string{"zookeeper recipes"},
 		},
 		{
 			Name: "zookeeper caches",
@@ -73,14 +87,14 @@ var table = Table{
 		{
 			Name:     "cmd",
 			Packages: []string{"cmd/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper discovery", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper counters", "zookeeper caches", "zookeeper discovery", "compat"},
 		},
 		{
 			Name: "testkit",
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper discovery", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper counters", "zookeeper caches", "zookeeper discovery", "compat"},
 		},
 		{
 			Name: "integration",
