@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -121,7 +122,7 @@ func TestFaults(t *testing.T) {
 		{name: "blackhole past the session timeout", lost: true,
 			fault: func(t *testing.T, p *harness.Proxy, states <-chan session.StateChange) {
 				p.Blackhole(t)
-				await(t, states, session.Lost)
+				zktest.AwaitState(t, states, session.Lost)
 			},
 			heal: func(t *testing.T, p *harness.Proxy) { p.Restore(t) }},
 		{name: "server restart",
@@ -217,21 +218,4 @@ func awaitStale(t *testing.T, x *cache.Cache) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.False(t, x.Freshness().Connected)
-}
-
-// await reads states until want.
-func await(t *testing.T, states <-chan session.StateChange, want session.State) {
-	t.Helper()
-	timeout := time.NewTimer(waitLimit)
-	defer timeout.Stop()
-	for {
-		select {
-		case ch := <-states:
-			if ch.State == want {
-				return
-			}
-		case <-timeout.C:
-			t.Fatalf("no %v within %v", want, waitLimit)
-		}
-	}
 }

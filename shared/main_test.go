@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
-	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }
@@ -33,22 +32,6 @@ func next[T any](t testing.TB, ch <-chan T) T {
 		t.Fatalf("no change within %v", waitLimit)
 	}
 	panic("unreachable")
-}
-
-// await reads states until want.
-func await(t testing.TB, states <-chan session.StateChange, want session.State) {
-	t.Helper()
-	timeout := time.After(waitLimit)
-	for {
-		select {
-		case s := <-states:
-			if s.State == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no %v within %v", want, waitLimit)
-		}
-	}
 }
 
 func contextT(t testing.TB) (context.Context, context.CancelFunc) {

@@ -154,10 +154,10 @@ func TestChangesAcrossFaults(t *testing.T) {
 
 			if tc.lost {
 				p.Blackhole(t)
-				await(t, states, session.Lost)
+				zktest.AwaitState(t, states, session.Lost)
 			} else {
 				p.Cut(t)
-				await(t, states, session.Suspended)
+				zktest.AwaitState(t, states, session.Suspended)
 			}
 			_, err = writer.Set(ctx, path, []byte("while away"), -1)
 			require.NoError(t, err)
