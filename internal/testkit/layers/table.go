@@ -41,6 +41,13 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper barriers",
+			// Curator's barriers: the session's nodes and watches, no
+			// lease and no queue engine.
+			Packages: []string{"barrier"},
+			On:       []string{"session"},
+		},
+		{
 			Name: "compat",
 			// The contract on Redis, Redlock, memcached and SQL: no
 			// ZooKeeper.
@@ -64,7 +71,7 @@ var table = Table{
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper barriers", "compat"},
 		},
 		{
 			Name: "integration",
