@@ -104,8 +104,9 @@ func (d *Double) Enter(ctx context.Context) error {
 	defer func() { d.end(in) }()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the watches left behind
-	// The session our node will belong to, known before the node exists,
-	// so that the follower misses no loss of it.
+	// The session our node is to belong to: a loss of it after the
+	// follower starts ends the wait; one before shows in join's check of
+	// the node's owner.
 	s, err := d.c.Session(wctx)
 	if err != nil {
 		return notThrough(ctx, err)
@@ -243,12 +244,11 @@ func (d *Double) Leave(ctx context.Context) error {
 	if s := d.c.CurrentSession(); s == nil || s.ID() != m.owner {
 		return m.lost(errors.New("its session ended while in the barrier"))
 	}
-	if err := d.leave(f); err != nil && f.holding.Load() {
+	err = d.leave(f)
+	if err != nil && f.holding.Load() {
 		return m.abandon(ctx, err)
-	} else if err != nil {
-		return err
 	}
-	return nil
+	return err
 }
 
 // leave runs the leave protocol for f's member.
@@ -311,8 +311,8 @@ func (d *Double) deleteOurs(f *follower) error {
 	err := d.c.Delete(f.ctx, f.m.path, -1)
 	switch {
 	case errors.Is(err, session.ErrNoNode):
-		// Not looked at again after a failure (below): a retry of a
-		// delete applied unseen would come here too.
+		// Also when the client retried a delete of ours whose reply was
+		// lost (rare): the node is gone either way.
 		return f.m.lost(nil)
 	case err != nil:
 		return notThrough(f.ctx, err)

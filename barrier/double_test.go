@@ -278,6 +278,38 @@ func awaitState(t testing.TB, states <-chan session.StateChange, want session.St
 	}
 }
 
+// One Double is one member: a second Enter or Leave while one runs gets
+// ErrBusy, and leaves the running one alone.
+func TestDoubleBusy(t *testing.T) {
+	servers := sharedServers(t)
+	p := pathOf(t)
+	d := newDouble(t, zktest.Connect(t, servers), p, 2)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	r := enter(ctx, d)
+	zktest.WaitForNodes(t, zktest.Connect(t, servers), p, 1)
+	assert.ErrorIs(t, d.Enter(ctxT(t)), barrier.ErrBusy)
+	assert.ErrorIs(t, d.Leave(ctxT(t)), barrier.ErrBusy)
+	r.pending(t, "Enter")
+	cancel()
+	assert.ErrorIs(t, r.await(t, "Enter"), context.Canceled)
+}
+
+// A client closed while its member waits: Enter returns at once, saying
+// so, and the member's node goes with the session.
+func TestEnterClientClosed(t *testing.T) {
+	servers := sharedServers(t)
+	p := pathOf(t)
+	observer := zktest.Connect(t, servers)
+	c := zktest.Connect(t, servers)
+	r := enter(ctxT(t), newDouble(t, c, p, 2))
+	zktest.WaitForNodes(t, observer, p, 1)
+	c.Close()
+	err := r.await(t, "Enter")
+	assert.ErrorIs(t, err, barrier.ErrNotThrough)
+	assert.ErrorIs(t, err, session.ErrClosed)
+	zktest.WaitForNodes(t, observer, p, 0)
+}
+
 // Misuse gets its error, and bad input an ErrInvalidArgument naming it.
 func TestDoubleMisuse(t *testing.T) {
 	c := zktest.Connect(t, sharedServers(t))
