@@ -543,7 +543,7 @@ public final class CuratorLock {
 
             default: {
                 String r = CuratorCaches.run(client, f);
-                r = r != null ? r : CuratorBarriers.run(client, f);
+                if (r == null) r = CuratorBarriers.run(client, f);
                 return r != null ? r : "error unknown command " + f[0];
             }
         }

@@ -32,8 +32,7 @@ var debianJavaDir = "/usr/share/java"
 const mainClass = "CuratorLock"
 
 // agentSources are the agent's Java files: CuratorLock.java and the
-// classes it uses (CuratorCaches.java, CuratorBarriers.java), compiled
-// together.
+// classes it uses (CuratorCaches.java), compiled together.
 //
 //go:embed *.java
 var agentSources embed.FS

@@ -29,6 +29,13 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper barriers",
+			// Curator's barriers: the session's nodes and watches, no
+			// lease and no queue engine.
+			Packages: []string{"barrier"},
+			On:       []string{"session"},
+		},
+		{
 			Name:     "zookeeper recipes",
 			Packages: []string{"mutex", "rwlock", "exclusive", "leader", "semaphore"},
 			On:       []string{"zookeeper core"},
@@ -38,13 +45,6 @@ var table = Table{
 			// Local views of nodes kept by watches: the session's reads
 			// only, no lease.
 			Packages: []string{"cache"},
-			On:       []string{"session"},
-		},
-		{
-			Name: "zookeeper barriers",
-			// Curator's barriers: the session's nodes and watches, no
-			// lease and no queue engine.
-			Packages: []string{"barrier"},
 			On:       []string{"session"},
 		},
 		{
@@ -71,7 +71,7 @@ var table = Table{
 			// Test tooling: it may use every library package, and no
 			// library package or command may import it (only tests do).
 			Packages: []string{"internal/testkit/..."},
-			On:       []string{"zookeeper recipes", "zookeeper caches", "zookeeper barriers", "compat"},
+			On:       []string{"zookeeper recipes", "zookeeper caches", "compat"},
 		},
 		{
 			Name: "integration",
