@@ -15,9 +15,9 @@
 //	barrier-set NAME        ok (setBarrier)
 //	barrier-remove NAME     ok (removeBarrier)
 //	barrier-wait NAME       started: waitOnBarrier() runs on NAME's thread
-//	state NAME              state S: what NAME's last wait did so far:
+//	barrier-state NAME      state S: what NAME's last wait did so far:
 //	                        waiting, through, or error:<exception class>
-//	await NAME MS           state S: waits at most MS for NAME's wait to end
+//	barrier-await NAME MS   state S: waits at most MS for NAME's wait to end
 //
 // A double barrier member goes from "denter" through "waiting" to
 // "through", and again with "dleave".
@@ -128,11 +128,11 @@ final class CuratorBarriers {
                 m.start(m.barrier::waitOnBarrier);
                 return "started";
             }
-            case "state":
-                args(f, 2, "state takes a name");
+            case "barrier-state":
+                args(f, 2, "barrier-state takes a name");
                 return "state " + member(f[1]).state();
-            case "await": {
-                args(f, 3, "await takes a name and milliseconds");
+            case "barrier-await": {
+                args(f, 3, "barrier-await takes a name and milliseconds");
                 long ms = CuratorLock.millis(f, 2);
                 return "state " + member(f[1]).await(ms);
             }

@@ -8,7 +8,7 @@ import (
 )
 
 // BarrierState is what a barrier member's last wait in the agent did so
-// far (CuratorBarriers.java's "state" reply).
+// far (CuratorBarriers.java's "barrier-state" reply).
 type BarrierState string
 
 // The states of a member's wait; an error is "error:" and the exception's
@@ -68,7 +68,7 @@ func (a *Agent) WaitOnBarrier(t testing.TB, name string) {
 // BarrierState is member name's state now.
 func (a *Agent) BarrierState(t testing.TB, name string) BarrierState {
 	t.Helper()
-	return BarrierState(a.Value(t, "state "+name, "state"))
+	return BarrierState(a.Value(t, "barrier-state "+name, "state"))
 }
 
 // AwaitBarrier waits, at most within (measured in the JVM), until member
@@ -76,5 +76,5 @@ func (a *Agent) BarrierState(t testing.TB, name string) BarrierState {
 // not ended).
 func (a *Agent) AwaitBarrier(t testing.TB, name string, within time.Duration) BarrierState {
 	t.Helper()
-	return BarrierState(a.Value(t, "await "+name+" "+strconv.FormatInt(within.Milliseconds(), 10), "state"))
+	return BarrierState(a.Value(t, "barrier-await "+name+" "+strconv.FormatInt(within.Milliseconds(), 10), "state"))
 }

@@ -44,8 +44,8 @@
 //     its own so that several wait at once: dbarrier NAME PATH QTY (a
 //     DistributedDoubleBarrier), denter NAME, dleave NAME; barrier NAME
 //     PATH (a DistributedBarrier), barrier-set NAME, barrier-remove NAME,
-//     barrier-wait NAME; state NAME and await NAME MS (waiting, through,
-//     or error:<exception>); DoubleBarrier, Enter, Leave, Barrier,
+//     barrier-wait NAME; barrier-state NAME and barrier-await NAME MS
+//     (waiting, through, or error:<exception>); DoubleBarrier, Enter, Leave, Barrier,
 //     SetBarrier, RemoveBarrier, WaitOnBarrier, BarrierState and
 //     AwaitBarrier run them.
 //   - Cache benchmarks, timed in the JVM: cache-load curator|tree PATH (the
