@@ -547,6 +547,7 @@ public final class CuratorLock {
                 if (r == null) r = CuratorQueues.run(client, f);
                 if (r == null) r = CuratorNodes.run(client, f);
                 if (r == null) r = CuratorValues.run(client, f);
+                if (r == null) r = CuratorBarriers.run(client, f);
                 return r != null ? r : "error unknown command " + f[0];
             }
         }

@@ -53,6 +53,14 @@
 //   - A writer: create PATH HEX [ephemeral] [sequential] [compressed], set
 //     PATH HEX [compressed], delete PATH (with its children), compressed
 //     with Curator's gzip; Create, SetData and Delete run them.
+//   - Barriers (CuratorBarriers.java), each member's wait on a thread of
+//     its own so that several wait at once: dbarrier NAME PATH QTY (a
+//     DistributedDoubleBarrier), denter NAME, dleave NAME; barrier NAME
+//     PATH (a DistributedBarrier), barrier-set NAME, barrier-remove NAME,
+//     barrier-wait NAME; barrier-state NAME and barrier-await NAME MS
+//     (waiting, through, or error:<exception>); DoubleBarrier, Enter, Leave, Barrier,
+//     SetBarrier, RemoveBarrier, WaitOnBarrier, BarrierState and
+//     AwaitBarrier run them.
 //   - Cache benchmarks, timed in the JVM: cache-load curator|tree PATH (the
 //     initial load of a new cache and the heap it retains) and
 //     cache-latency N RATE PATH... (from a write, by a session of its own,

@@ -36,6 +36,13 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper barriers",
+			// Curator's barriers: the session's nodes and watches, no
+			// lease and no queue engine.
+			Packages: []string{"barrier"},
+			On:       []string{"session"},
+		},
+		{
 			Name:     "zookeeper recipes",
 			Packages: []string{"mutex", "rwlock", "exclusive", "leader", "semaphore"},
 			On:       []string{"zookeeper core", "zookeeper values"},
