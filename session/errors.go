@@ -45,6 +45,10 @@ var (
 	// WithMaxRequestSize) was refused before anything was sent. It is also
 	// ErrInvalidArgument.
 	ErrRequestTooLarge = fmt.Errorf("%w: request too large", ErrInvalidArgument)
+	// ErrTTLDisabled: the server refused a TTL node (CreateTTL): it runs
+	// without zookeeper.extendedTypesEnabled=true (a Java system property,
+	// or extendedTypesEnabled=true in zoo.cfg).
+	ErrTTLDisabled = errors.New("session: TTL nodes are disabled on the server (set zookeeper.extendedTypesEnabled=true)")
 )
 
 // markRefusal marks err as recipes.ErrRefused when it is the server's

@@ -18,6 +18,16 @@ const (
 	// EphemeralSequential: Ephemeral, with a sequence number appended;
 	// the node of a lock's queue.
 	EphemeralSequential CreateMode = 3
+	// Container: a persistent node that the server deletes once it has
+	// had a child and has none left (ZooKeeper 3.5+; Create only).
+	Container CreateMode = 4
+	// PersistentWithTTL: a persistent node that the server deletes when
+	// it has had no child and no write for its TTL. The server must run
+	// with zookeeper.extendedTypesEnabled=true (CreateTTL only).
+	PersistentWithTTL CreateMode = 5
+	// PersistentSequentialWithTTL: PersistentWithTTL with a sequence
+	// number appended (CreateTTL only).
+	PersistentSequentialWithTTL CreateMode = 6
 )
 
 // IsEphemeral reports whether the node ends with its session.
@@ -25,7 +35,24 @@ func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == Ephemeral
 
 // IsSequential reports whether the server appends a sequence number.
 func (m CreateMode) IsSequential() bool {
-	return m == PersistentSequential || m == EphemeralSequential
+	return m == PersistentSequential || m == EphemeralSequential || m == PersistentSequentialWithTTL
+}
+
+// HasTTL reports whether the node takes a TTL (CreateTTL).
+func (m CreateMode) HasTTL() bool { return m == PersistentWithTTL || m == PersistentSequentialWithTTL }
+
+// Unsequenced returns m without its sequence number: the mode that makes
+// again, at the same path, a node first made in mode m.
+func (m CreateMode) Unsequenced() CreateMode {
+	switch m {
+	case PersistentSequential:
+		return Persistent
+	case EphemeralSequential:
+		return Ephemeral
+	case PersistentSequentialWithTTL:
+		return PersistentWithTTL
+	}
+	return m
 }
 
 func (m CreateMode) String() string {
@@ -38,11 +65,19 @@ func (m CreateMode) String() string {
 		return "PersistentSequential"
 	case EphemeralSequential:
 		return "EphemeralSequential"
+	case Container:
+		return "Container"
+	case PersistentWithTTL:
+		return "PersistentWithTTL"
+	case PersistentSequentialWithTTL:
+		return "PersistentSequentialWithTTL"
 	}
 	return fmt.Sprintf("CreateMode(%d)", int32(m))
 }
 
-// flags checks m and returns it as go-zookeeper's create flags.
+// flags checks m and returns it as go-zookeeper's create flags, for the
+// requests that take the four plain modes (CreateWithZxid, CreateAndList,
+// Multi): a container or a TTL node is made by its own request.
 func (m CreateMode) flags() (int32, error) {
 	switch m {
 	case Persistent, Ephemeral, PersistentSequential, EphemeralSequential:

@@ -128,12 +128,20 @@ func opError(op, path string, err error) error {
 // Create creates path with data as a node of the given mode, creating
 // missing parents as container nodes, and returns the created path. It is
 // retried under the RetryPolicy unless it is sequential (a retry could
-// create a second node).
+// create a second node). A TTL mode is made by CreateTTL.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode CreateMode) (string, error) {
+	if mode.HasTTL() {
+		return "", invalid("create %s: mode %v takes a TTL: use CreateTTL", path, mode)
+	}
+	return c.create(ctx, path, data, mode, 0)
+}
+
+// create is Create and CreateTTL: ttl is used by the TTL modes only.
+func (c *Client) create(ctx context.Context, path string, data []byte, mode CreateMode, ttl time.Duration) (string, error) {
 	if err := ValidatePath(path); err != nil {
 		return "", err
 	}
-	flags, err := mode.flags()
+	send, err := c.creator(mode, ttl)
 	if err != nil {
 		return "", err
 	}
@@ -145,7 +153,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode Crea
 	err = c.do(ctx, !mode.IsSequential(), func(conn *zk.Conn) error {
 		var err error
 		for attempt := 0; attempt < maxParentAttempts; attempt++ {
-			created, err = conn.Create(full, data, flags, c.cfg.acl)
+			created, err = send(conn, full, data)
 			if !errors.Is(err, zk.ErrNoNode) {
 				return err
 			}
@@ -155,10 +163,35 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode Crea
 		}
 		return err
 	})
+	if code, ok := serverErrorCode(err); ok && code == codeUnimplemented && mode.HasTTL() {
+		err = fmt.Errorf("%w: %w", ErrTTLDisabled, err)
+	}
 	if err != nil {
 		return "", opError("create", path, err)
 	}
 	return c.cfg.namespace.strip(created), nil
+}
+
+// creator returns the request that makes a node of mode: a container and
+// a TTL node have requests of their own.
+func (c *Client) creator(mode CreateMode, ttl time.Duration) (func(conn *zk.Conn, full string, data []byte) (string, error), error) {
+	switch {
+	case mode == Container:
+		return func(conn *zk.Conn, full string, data []byte) (string, error) {
+			return conn.CreateContainer(full, data, zk.FlagContainer, c.cfg.acl)
+		}, nil
+	case mode.HasTTL():
+		return func(conn *zk.Conn, full string, data []byte) (string, error) {
+			return conn.CreateTTL(full, data, int32(mode), c.cfg.acl, ttl)
+		}, nil
+	}
+	flags, err := mode.flags()
+	if err != nil {
+		return nil, err
+	}
+	return func(conn *zk.Conn, full string, data []byte) (string, error) {
+		return conn.Create(full, data, flags, c.cfg.acl)
+	}, nil
 }
 
 // EnsurePath creates path and its missing ancestors as container nodes (a

@@ -117,3 +117,11 @@ func (q *queue) dropStrays(names []string, ours string, sessID int64) []string {
 	}
 	return out
 }
+
+// ProtectedPath is protectedPath for the recipes outside the engine that
+// name a node in Curator's protected mode (package nodes).
+func ProtectedPath(parent, name string) string { return protectedPath(parent, name) }
+
+// ProtectedPrefixOf is protectedPrefixOf for the recipes outside the
+// engine.
+func ProtectedPrefixOf(name string) (string, bool) { return protectedPrefixOf(name) }

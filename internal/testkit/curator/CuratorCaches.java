@@ -200,7 +200,7 @@ final class CuratorCaches {
         return on;
     }
 
-    private static byte[] data(String hex) {
+    static byte[] data(String hex) {
         if (hex.equals("-")) {
             return new byte[0];
         }

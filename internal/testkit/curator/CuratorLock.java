@@ -544,6 +544,7 @@ public final class CuratorLock {
             default: {
                 String r = CuratorCaches.run(client, f);
                 if (r == null) r = CuratorDiscovery.run(client, f);
+                if (r == null) r = CuratorNodes.run(client, f);
                 return r != null ? r : "error unknown command " + f[0];
             }
         }

@@ -1,7 +1,6 @@
 package curator
 
 import (
-	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -49,11 +48,7 @@ func (a *Agent) Delete(t testing.TB, path string) {
 func (a *Agent) write(t testing.TB, verb, path string, data []byte, flags []WriteFlag) (string, Stat) {
 	t.Helper()
 	checkPath(t, a.name, verb, path)
-	d := "-"
-	if len(data) > 0 {
-		d = hex.EncodeToString(data)
-	}
-	cmd := verb + " " + path + " " + d
+	cmd := verb + " " + path + " " + hexData(data)
 	for _, f := range flags {
 		cmd += " " + string(f)
 	}

@@ -41,11 +41,20 @@ var table = Table{
 			On:       []string{"session"},
 		},
 		{
+			Name: "zookeeper nodes",
+			// Nodes kept in place (Curator's nodes family): the queue
+			// engine's protected names, and a cache for the members of a
+			// group.
+			Packages: []string{"nodes"},
+			On:       []string{"zookeeper core", "zookeeper caches"},
+		},
+		{
 			Name: "zookeeper discovery",
 			// curator-x-discovery's registry: its format, and finding
-			// services through the caches.
+			// services through the caches; registering
+			// keeps a node in place.
 			Packages: []string{"discovery"},
-			On:       []string{"zookeeper caches"},
+			On:       []string{"zookeeper caches", "zookeeper nodes"},
 		},
 		{
 			Name: "compat",
