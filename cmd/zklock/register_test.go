@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,33 @@ func TestRegisterLost(t *testing.T) {
 		return len(instancesOf(t, d, "s")) == 0, "still registered"
 	})
 	proxy.Restore(t)
+}
+
+// register --help prints register's own help.
+func TestRegisterHelp(t *testing.T) {
+	code, p := runZklock(t, "register", "--help")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(p.stdout.String(), "Usage: zklock register [flags] --service NAME"), "%q", p.stdout)
+	assert.Contains(t, p.stdout.String(), "exits 76")
+}
+
+// An id another session's instance holds is waited for; --timeout ends
+// the wait with 75, COMMAND never run, their instance left alone.
+func TestRegisterTimeout(t *testing.T) {
+	srv := zkServers(t)
+	base := lockPath(t)
+	other := zkClient(t, srv)
+	d, err := discovery.New(other, discovery.WithBasePath(base))
+	require.NoError(t, err)
+	reg, err := d.Register(t.Context(), discovery.Instance{Name: "s", ID: "a", Address: "theirs", Port: new(1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = reg.Unregister(context.Background()) })
+	code, p := runZklock(t, "register", "--servers", srv, "--timeout", "500ms", "--base", base,
+		"--service", "s", "--id", "a", "--address", "h", "--port", "1", "--", "sh", "-c", "echo ran")
+	assert.Equal(t, 75, code)
+	assert.Empty(t, p.stdout.String(), "COMMAND did not run")
+	assert.Contains(t, p.stderr.String(), "timed out after 500ms waiting for registration of s/a under "+base)
+	found := instancesOf(t, d, "s")
+	require.Len(t, found, 1)
+	assert.Equal(t, "theirs", found[0].Address)
 }
