@@ -8,6 +8,8 @@
 //	p, err := discovery.NewProvider(sc, discovery.WithStrategy(discovery.RoundRobin()))
 //	inst, err := p.Instance(ctx)
 //	url := inst.URISpec.Build(inst, nil)
+//	reg, err := d.Register(ctx, discovery.Instance{Name: "api", ID: id, Address: host, Port: new(8080)})
+//	defer reg.Unregister(ctx)
 //
 // Layout: basePath/<service name>/<instance id>, the node's data the
 // instance's JSON (Instance.Encode, Decode); Dynamic instances are
@@ -30,6 +32,19 @@
 // skipping the filtered, the disabled and those reported down
 // (NoteError, Curator's DownInstancePolicy). A service with no instance
 // is an empty answer, never an error.
+//
+// Registering: Register writes an instance at its node in its type's
+// mode, its parents made as containers (as Curator does), and keeps it
+// there until Unregister (package nodes' Persistent). The Registration
+// tells the truth like a lease: Registered returns the current stretch of
+// registration, whose context ends with a cause when the instance may no
+// longer be registered (session.ErrSuspended, session.ErrSessionLost,
+// nodes.ErrDeleted, nodes.ErrClosed). After a new session the instance is
+// registered again once, with the latest data (Update, also one made
+// while disconnected), waiting on a backoff after failures; Unregister
+// stops that keeping before it deletes the node, so no reconnection
+// resurrects it (Curator's CURATOR-146, -164, -181 and -320 avoided: see
+// Registration).
 //
 // Session loss: the one-shot reads fail with the session's error after
 // the client's retries. A ServiceCache keeps serving its last instances

@@ -56,3 +56,43 @@ func Example() {
 	// [orders]
 	// orders-1 http://10.0.0.5:8080 true eu
 }
+
+// Register keeps an instance registered until Unregister, through
+// connection loss and new sessions; Registered tells when it is and, by
+// its context's end and cause, when it stops being so.
+func ExampleDiscovery_Register() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := session.Connect(ctx, zktest.SharedForExample(), session.WithLogger(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	d, _ := discovery.New(client, discovery.WithBasePath("/example-registry"))
+
+	reg, err := d.Register(ctx, discovery.Instance{Name: "billing", ID: "billing-1", Address: "10.0.0.7", Port: new(9000)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	placed, _ := reg.Registered(ctx) // done, with a cause, when no longer registered
+	found, _ := d.Instances(ctx, "billing")
+	fmt.Println(reg.Path(), found[0].Type, *found[0].Port, placed.Generation())
+
+	upd := reg.Instance()
+	upd.Port = new(9001)
+	_ = reg.Update(ctx, upd) // what is registered from now on, a new session included
+	found, _ = d.Instances(ctx, "billing")
+	fmt.Println(*found[0].Port)
+
+	_ = reg.Unregister(ctx) // no reconnection brings it back
+	fmt.Println(context.Cause(placed.Context()))
+	found, _ = d.Instances(ctx, "billing")
+	fmt.Println(len(found))
+	// Output:
+	// /example-registry/billing/billing-1 DYNAMIC 9000 1
+	// 9001
+	// nodes: closed
+	// 0
+}

@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -40,6 +41,18 @@ func eventually(t testing.TB, cond func() bool, what func() string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// decodeAll decodes the instances the agent returned.
+func decodeAll(t testing.TB, raw [][]byte) []discovery.Instance {
+	t.Helper()
+	out := make([]discovery.Instance, 0, len(raw))
+	for _, r := range raw {
+		inst, err := discovery.Decode(r)
+		require.NoError(t, err)
+		out = append(out, inst)
+	}
+	return out
 }
 
 // Curator registers one instance of each type and payload shape (Spring
@@ -112,25 +125,57 @@ func TestInteropGoWrites(t *testing.T) {
 
 			want := cs.inst
 			want.Enabled = new(true)
-			decode := func(raw [][]byte) []discovery.Instance {
-				out := make([]discovery.Instance, 0, len(raw))
-				for _, r := range raw {
-					inst, err := discovery.Decode(r)
-					require.NoError(t, err)
-					out = append(out, inst)
-				}
-				return out
-			}
-			require.Equal(t, []discovery.Instance{want}, decode(a.QueryInstances(t, base, cs.inst.Name)))
+			require.Equal(t, []discovery.Instance{want}, decodeAll(t, a.QueryInstances(t, base, cs.inst.Name)))
 
 			var seen []discovery.Instance
-			eventually(t, func() bool { seen = decode(a.ServiceCacheInstances(t)); return len(seen) == 1 },
+			eventually(t, func() bool { seen = decodeAll(t, a.ServiceCacheInstances(t)); return len(seen) == 1 },
 				func() string { return "Curator's ServiceCache never saw the instance" })
 			require.Equal(t, want, seen[0])
 
 			require.NoError(t, c.Delete(ctxT(t), created, -1))
 			eventually(t, func() bool { return len(a.ServiceCacheInstances(t)) == 0 },
 				func() string { return "Curator's ServiceCache still sees the deleted instance" })
+		})
+	}
+}
+
+// Go registers each instance (Register); Curator's queryForInstances
+// returns it with every field equal, and Curator's ServiceCache sees it
+// come, then go when Go unregisters it.
+func TestInteropGoRegisters(t *testing.T) {
+	servers := sharedServers(t)
+	a := curator.Start(t, servers, curator.WithName("curator finder"))
+	c := zktest.Connect(t, servers)
+	base := basePath(t)
+	t.Cleanup(func() { a.Delete(t, base) })
+	d, err := discovery.New(c, discovery.WithBasePath(base))
+	require.NoError(t, err)
+	for _, cs := range interopCases(t) {
+		t.Run(cs.file, func(t *testing.T) {
+			a.StartServiceCache(t, base, cs.inst.Name)
+			defer a.CloseServiceCache(t)
+
+			r, err := d.Register(ctxT(t), cs.inst)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = r.Unregister(context.Background()) })
+
+			want := cs.inst
+			want.Enabled = new(true)
+			if want.Registered.IsZero() {
+				want.Registered = r.Instance().Registered // Register sets it, as Curator's builder
+			}
+			queried := decodeAll(t, a.QueryInstances(t, base, cs.inst.Name))
+			require.Len(t, queried, 1)
+			require.Equal(t, []discovery.Instance{want}, queried)
+
+			var seen []discovery.Instance
+			eventually(t, func() bool { seen = decodeAll(t, a.ServiceCacheInstances(t)); return len(seen) == 1 },
+				func() string { return "Curator's ServiceCache never saw the instance" })
+			require.Equal(t, want, seen[0])
+
+			require.NoError(t, r.Unregister(ctxT(t)))
+			eventually(t, func() bool { return len(a.ServiceCacheInstances(t)) == 0 },
+				func() string { return "Curator's ServiceCache still sees the unregistered instance" })
 		})
 	}
 }

@@ -6,14 +6,16 @@ import "github.com/zkrecipes/zkrecipes/compat/redislock"
 
 // zklock's help is written once, here: `zklock --help` prints usageText,
 // `zklock ls --help` lsUsage (ls.go), `zklock watch --help` watchUsage
-// (watch.go), `zklock services --help` servicesUsage (services.go), and
-// doc.go is generated from them (go generate;
+// (watch.go), `zklock services --help` servicesUsage (services.go),
+// `zklock register --help` registerUsage (register.go), and doc.go is
+// generated from them (go generate;
 // TestDocIsTheHelp fails when it is not).
 
 const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
        zklock ls [flags] PATH
        zklock watch [flags] PATH
        zklock services [flags] [NAME]
+       zklock register [flags] --service NAME --address A --port P -- COMMAND [ARGS...]
        zklock version
 `
 
@@ -322,6 +324,13 @@ zklock services [flags] [NAME] lists the services registered in
 curator-x-discovery's format under --base (default /services, Spring
 Cloud's root), or the instances of NAME (--json: as stored): see zklock
 services --help.
+
+zklock register [flags] --service NAME --address A --port P -- COMMAND
+registers an instance of NAME in that format while COMMAND runs, as zklock
+holds a lock: unregistered when COMMAND ends or zklock is interrupted,
+registered again after a new session, and COMMAND stopped with exit 76 if
+it stays unregistered longer than the session timeout: see zklock
+register --help.
 
 Exit status:
   COMMAND's   COMMAND ran (128+N if it was killed by signal N)

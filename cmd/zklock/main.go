@@ -18,10 +18,11 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"ls":       lsMain,
 	"watch":    watchMain,
 	"services": servicesMain,
+	"register": registerMain,
 }
 
 // dispatch runs the subcommand named by args[0] ("ls", "watch", "services",
-// "version")
+// "register", "version")
 // or, for anything else, the lock-and-run, and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && subcommands[rest[0]] != nil {

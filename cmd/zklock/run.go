@@ -64,8 +64,11 @@ type runner struct {
 	sigs   *signals
 	client *session.Client // ZooKeeper's; nil for the other backends
 	lock   recipes.Locker  // nil until connected
-	close  func()          // closes the backend's clients
-	trace  *leaseTrace     // -v's report of the wait and the lease's end; nil without -v
+	// newLock makes the lock on ZooKeeper when set (register's
+	// registration), instead of the lock the flags name.
+	newLock func(*session.Client) (recipes.Locker, error)
+	close   func()      // closes the backend's clients
+	trace   *leaseTrace // -v's report of the wait and the lease's end; nil without -v
 }
 
 // lockName names the lock in messages as its package does, and as its
@@ -107,8 +110,12 @@ func (r *runner) run() int {
 	return r.runHolding(cmd, lease)
 }
 
-// describeLease is "token N, node PATH" for messages (each when it has one).
+// describeLease is "token N, node PATH" for messages (each when it has
+// one), or what a lease that is no lock says of itself.
 func describeLease(lease recipes.Lease) string {
+	if d, ok := lease.(interface{ describe() string }); ok {
+		return d.describe() // not a lock (register's registration)
+	}
 	var parts []string
 	if token, ok := lease.Token(); ok {
 		parts = append(parts, "token "+strconv.FormatInt(token, 10))
@@ -148,7 +155,12 @@ func (r *runner) open(ctx context.Context) (int, bool) {
 	if s := client.CurrentSession(); s != nil {
 		r.rep.infof("connected to ZooKeeper at %s (session 0x%x%s)", r.o.conn.servers, s.ID(), r.o.conn.security())
 	}
-	lock, err := newLocker(client, r.o.path, r.o.kind, []byte(r.o.data), r.o.maxLeases)
+	var lock recipes.Locker
+	if r.newLock != nil {
+		lock, err = r.newLock(client)
+	} else {
+		lock, err = newLocker(client, r.o.path, r.o.kind, []byte(r.o.data), r.o.maxLeases)
+	}
 	if err != nil {
 		return usageError(r.stderr, "%v", err), false
 	}
@@ -173,7 +185,7 @@ func (r *runner) acquire() (recipes.Lease, int) {
 		return nil, code
 	}
 	r.rep.infof("waiting for %s", r.lockName())
-	if r.rep.verbose {
+	if r.rep.verbose && r.newLock == nil { // a registration is traced by no lock package
 		// The lease keeps the trace: its end is reported too.
 		r.trace = newLeaseTrace(r.rep, r.lockName())
 		ctx = locktrace.WithTrace(ctx, r.trace.trace())

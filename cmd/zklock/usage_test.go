@@ -69,13 +69,22 @@ func TestUsageErrors(t *testing.T) {
 		{"services name with slash", []string{"services", "a/b"}, `services: NAME: discovery: recipes: invalid argument: service name "a/b" has a '/'`},
 		{"services relative base", []string{"services", "--base", "svc"}, `services: --base: session: recipes: invalid argument: path "svc": not absolute`},
 		{"services json without name", []string{"services", "--json"}, "services: --json lists a service's instances: give its NAME"},
+		{"register without --service", []string{"register", "--address", "a", "--port", "1", "--", "true"}, "register: missing --service NAME"},
+		{"register without --address", []string{"register", "--service", "s", "--port", "1", "--", "true"}, "register: missing --address A"},
+		{"register without --port", []string{"register", "--service", "s", "--address", "a", "--", "true"}, "register: --port 0: want 1 to 65535"},
+		{"register port too big", []string{"register", "--service", "s", "--address", "a", "--port", "65536", "--", "true"}, "register: --port 65536: want 1 to 65535"},
+		{"register without --", []string{"register", "--service", "s", "--address", "a", "--port", "1", "true"}, `register: missing -- before COMMAND (got "true")`},
+		{"register without COMMAND", []string{"register", "--service", "s", "--address", "a", "--port", "1", "--"}, "register: no COMMAND after --"},
+		{"register id with slash", []string{"register", "--service", "s", "--id", "a/b", "--address", "a", "--port", "1", "--", "true"}, `register: discovery: recipes: invalid argument: instance id "a/b" has a '/'`},
+		{"register relative base", []string{"register", "--base", "svc", "--service", "s", "--address", "a", "--port", "1", "--", "true"}, `register: discovery: recipes: invalid argument: base path: session: recipes: invalid argument: path "svc": not absolute`},
+		{"register missing payload file", []string{"register", "--service", "s", "--address", "a", "--port", "1", "--payload-file", "/nonexistent/p.json", "--", "true"}, "register: --payload-file: open /nonexistent/p.json: no such file or directory"},
 		{"subcommand as PATH", []string{"/x", "watch"}, `missing -- between PATH and COMMAND (got "watch" after PATH)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
 			if !strings.Contains(strings.Join(args, " "), "--servers") {
 				args = append([]string{"--servers", "127.0.0.1:1"}, args...)
-				if len(tc.args) > 0 && (tc.args[0] == "ls" || tc.args[0] == "watch" || tc.args[0] == "services") {
+				if len(tc.args) > 0 && (tc.args[0] == "ls" || tc.args[0] == "watch" || tc.args[0] == "services" || tc.args[0] == "register") {
 					args = append([]string{tc.args[0], "--servers", "127.0.0.1:1"}, tc.args[1:]...)
 				}
 				if len(tc.args) > 0 && tc.args[0] == "version" {
