@@ -78,7 +78,7 @@ func BenchmarkCache(b *testing.B) {
 		for _, kind := range []curator.CacheKind{curator.CuratorCache, curator.TreeCache} {
 			theirs = append(theirs, curator.BenchCache(b, a, curator.CacheBenchSpec{Kind: kind, Root: root,
 				Loads: benchLoads, Writes: benchWrites, Rate: benchRate, Paths: paths, Within: 10 * time.Minute,
-				Server: servers[0]}))
+				Server: servers[0], Servers: servers}))
 		}
 	}
 	b.ReportMetric(0, "ns/op")
