@@ -16,7 +16,7 @@ import (
 
 // floorBounds are the bounds on the requests in flight that
 // BenchmarkLoadFloor tries.
-var floorBounds = []int{16, 64, 256, 1024}
+var floorBounds = []int{4, 16, 64, 128, 256, 1024}
 
 // BenchmarkLoadFloor is the floor of an initial load of BenchmarkCache's
 // tree on this machine: the same reads a watch-per-node cache makes (GetW

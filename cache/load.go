@@ -16,9 +16,12 @@ import (
 // maxInFlight bounds the nodes of a load read at once: it is the number
 // of the load's goroutines, each reading one node (two requests in turn)
 // at a time, all on the client's one connection, in a pipeline. On two
-// cores shared with the server, a bare client's reads were fastest with
-// 16 requests in flight (BenchmarkLoadFloor), but the cache, which spends
-// more of its own CPU per read, loaded faster with 128 workers than 16.
+// cores shared with the server, more in flight was not reliably faster:
+// a bare client's reads (BenchmarkLoadFloor, bounds from 4 to 1,024) had
+// a different fastest bound in each of two runs (16, then 64), the
+// server's and the client's CPU being the bound, not round trips; the
+// cache loaded faster with 128 workers than with 16 in a quick
+// comparison.
 const maxInFlight = 128
 
 // rootAttempts bounds the reads of a path that keeps being created and
