@@ -18,7 +18,7 @@ import (
 // at a time, all on the client's one connection, in a pipeline. On two
 // cores shared with the server, more in flight was not reliably faster:
 // a bare client's reads (BenchmarkLoadFloor, bounds from 4 to 1,024) had
-// a different fastest bound in each of two runs (16, then 64), the
+// a different fastest bound in each of three runs (16, 64, 1,024), the
 // server's and the client's CPU being the bound, not round trips; the
 // cache loaded faster with 128 workers than with 16 in a quick
 // comparison.
