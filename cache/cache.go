@@ -113,6 +113,9 @@ type Cache struct {
 // entry is one node of the view and the names of its cached children.
 type entry struct {
 	node Node
+	// kids is nil for a node with no cached children: most of a tree's
+	// nodes are leaves, and an empty map each cost 47 B of heap per node
+	// (BenchmarkMemoryPerNode).
 	kids map[string]struct{}
 }
 

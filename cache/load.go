@@ -6,17 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// maxInFlight bounds the reads of one level of a load that are in flight
-// at once (and so the goroutines a load starts). They all go out on the
-// client's one connection, in a pipeline: a level of n nodes costs about
-// n/maxInFlight round trips, not n.
-const maxInFlight = 256
+// maxInFlight bounds the nodes of a load read at once: it is the number
+// of the load's goroutines, each reading one node (two requests in turn)
+// at a time, all on the client's one connection, in a pipeline. On two
+// cores shared with the server, more in flight was not reliably faster:
+// a bare client's reads (BenchmarkLoadFloor, bounds from 4 to 1,024) had
+// a different fastest bound in each of three runs (16, 64, 1,024), the
+// server's and the client's CPU being the bound, not round trips; the
+// cache loaded faster with 128 workers than with 16 in a quick
+// comparison.
+const maxInFlight = 128
 
 // rootAttempts bounds the reads of a path that keeps being created and
 // deleted between its read and the watch on its creation.
@@ -34,65 +40,99 @@ type loaded struct {
 	err  error
 }
 
-// load reads the subtrees at tops, level by level, each level's reads in
-// flight together; it returns them keyed by path, and the nodes whose ACL
+// load reads the subtrees at tops, each node's children as soon as its
+// listing arrives (not level by level: a slow node holds up only its own
+// subtree); it returns them keyed by path, and the nodes whose ACL
 // refused the read (see refused.go), keyed by path too. Each node read is
 // left with its watches armed. A node gone between its parent's listing
 // and its own read is left out, and so is its name from its parent's
 // children: the parent's watch on its children tells the change. So is a
-// refused node's name.
+// refused node's name. On an error the reads under way finish, no new
+// one starts, and the first error is returned.
 func (x *Cache) load(tops []string) (map[string]*entry, map[string]error, error) {
-	got := map[string]*entry{}
-	var refused map[string]error
-	sem := make(chan struct{}, maxInFlight)
-	for level := tops; len(level) > 0; {
-		res := make([]loaded, len(level))
-		var wg sync.WaitGroup
-		for i, p := range level {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i] = x.read(p)
-				<-sem
-			}()
-		}
-		wg.Wait()
-		var next []string
-		for i, r := range res {
-			if r.err != nil && isRefusal(r.err) {
-				if refused == nil {
-					refused = map[string]error{}
-				}
-				refused[level[i]] = r.err
-				continue
-			}
-			if r.err != nil {
-				return nil, nil, r.err
-			}
-			if !r.ok {
-				continue
-			}
-			e := &entry{node: r.node}
-			if r.kids != nil {
-				e.kids = make(map[string]struct{}, len(r.kids))
-				for _, k := range r.kids {
-					e.kids[k] = struct{}{}
-					next = append(next, session.JoinPath(level[i], k))
-				}
-			}
-			got[level[i]] = e
-		}
-		level = next
+	l := loader{x: x, got: map[string]*entry{}, todo: slices.Clone(tops), pending: len(tops)}
+	l.more = sync.NewCond(&l.mu)
+	var wg sync.WaitGroup
+	for range maxInFlight { // not fewer for fewer tops: their children come
+		wg.Go(l.work)
 	}
-	for p, e := range got {
+	wg.Wait()
+	if l.err != nil {
+		return nil, nil, l.err
+	}
+	for p, e := range l.got {
 		for k := range e.kids {
-			if _, ok := got[session.JoinPath(p, k)]; !ok {
+			if _, ok := l.got[session.JoinPath(p, k)]; !ok {
 				delete(e.kids, k)
 			}
 		}
 	}
-	return got, refused, nil
+	return l.got, l.refused, nil
+}
+
+// loader is one load's shared state: the paths to read and what was read.
+type loader struct {
+	x       *Cache
+	mu      sync.Mutex
+	more    *sync.Cond // todo grew, or pending reached 0, or err was set
+	todo    []string   // paths to read
+	pending int        // paths in todo or being read
+	got     map[string]*entry
+	refused map[string]error
+	err     error
+}
+
+// work reads paths from todo until none is left or pending, or an error
+// ends the load.
+func (l *loader) work() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		for len(l.todo) == 0 && l.pending > 0 && l.err == nil {
+			l.more.Wait()
+		}
+		if len(l.todo) == 0 || l.err != nil {
+			return
+		}
+		p := l.todo[len(l.todo)-1]
+		l.todo = l.todo[:len(l.todo)-1]
+		l.mu.Unlock()
+		r := l.x.read(p)
+		l.mu.Lock()
+		l.done(p, r)
+	}
+}
+
+// done records r, the read of p, and queues p's children; the caller
+// holds l.mu.
+func (l *loader) done(p string, r loaded) {
+	l.pending--
+	defer l.more.Broadcast()
+	switch {
+	case r.err != nil && isRefusal(r.err):
+		if l.refused == nil {
+			l.refused = map[string]error{}
+		}
+		l.refused[p] = r.err
+		return
+	case r.err != nil:
+		if l.err == nil {
+			l.err = r.err
+		}
+		return
+	case !r.ok:
+		return
+	}
+	e := &entry{node: r.node}
+	if len(r.kids) > 0 {
+		e.kids = make(map[string]struct{}, len(r.kids))
+		for _, k := range r.kids {
+			e.kids[k] = struct{}{}
+			l.todo = append(l.todo, session.JoinPath(p, k))
+		}
+		l.pending += len(r.kids)
+	}
+	l.got[p] = e
 }
 
 // read reads one node: its data and Stat and, above the depth limit, its

@@ -16,7 +16,11 @@ func (x *Cache) addLocked(got map[string]*entry) []Event {
 		e := got[p]
 		x.view[p] = e
 		if p != x.root {
-			if parent := x.view[session.ParentPath(p)]; parent != nil && parent.kids != nil {
+			pp := session.ParentPath(p)
+			if parent := x.view[pp]; parent != nil && x.wantChildren(pp) {
+				if parent.kids == nil {
+					parent.kids = map[string]struct{}{}
+				}
 				parent.kids[session.BaseName(p)] = struct{}{}
 			}
 		}

@@ -125,8 +125,14 @@ func Start(t testing.TB, servers []string, opts ...Option) *Agent {
 	if os.Getenv(harness.BenchJVMEnv) != "" {
 		jit = "-XX:+TieredCompilation"
 	}
+	// SoftRefLRUPolicyMSPerMB=0: every collection clears the soft
+	// references (the JDK's reflection and method-handle caches). Else
+	// they are cleared as they age, hundreds of KB at a time, and the
+	// cache benchmarks' heap readings (each after System.gc()) dropped
+	// by as much between two of them: a fresh JVM's 13-node cache
+	// "retained" -660 KB.
 	argv := []string{
-		"-Xmx128m", "-XX:+UseSerialGC", jit, "-XX:-UsePerfData",
+		"-Xmx128m", "-XX:+UseSerialGC", jit, "-XX:-UsePerfData", "-XX:SoftRefLRUPolicyMSPerMB=0",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.sasl.client=false",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

@@ -322,7 +322,7 @@ func testCacheBench(t *testing.T, servers []string) {
 		a.CloseCache(t)
 
 		r := curator.BenchCache(t, a, curator.CacheBenchSpec{Kind: kind, Root: root, Loads: 3,
-			Writes: 10, Rate: 100, Paths: paths, Within: curator.ReplyTimeout})
+			Writes: 10, Rate: 100, Paths: paths, Within: curator.ReplyTimeout, Servers: servers})
 		require.Equal(t, nodes, r.Nodes)
 		require.Positive(t, r.Load)
 		require.Positive(t, r.LatencyP50)

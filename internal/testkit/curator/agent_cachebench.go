@@ -115,6 +115,13 @@ type CacheBenchSpec struct {
 	// Server, when set (host:port of the one server), counts the requests
 	// the server received during the writes (mntr): RequestsPerChange.
 	Server string
+	// Servers, when set, are the servers a fresh agent JVM connects to,
+	// which loads one cache of Kind over Root for HeapPerNode alone. A
+	// cache closed in a JVM stays reachable until its watches are gone
+	// (a closed TreeCache removes them in the background), and the next
+	// load's heap reading then counts it as "before": over the loads of
+	// one JVM, TreeCache's heap per node came out negative.
+	Servers []string
 }
 
 // CacheBench is Curator's side of the cache benchmarks.
@@ -123,8 +130,9 @@ type CacheBench struct {
 	Nodes int
 	// Load is the median of the loads' times.
 	Load time.Duration
-	// HeapPerNode is the median of the loads' retained heap over Nodes,
-	// in bytes.
+	// HeapPerNode is the heap the loaded cache retains over Nodes, in
+	// bytes: of the one load in a fresh JVM when spec.Servers is set,
+	// else the median of the loads'.
 	HeapPerNode float64
 	// LatencyP50 and LatencyP99 are quantiles of the writes' times to
 	// their events; Missed counts the writes that had no event of their
@@ -139,7 +147,9 @@ type CacheBench struct {
 }
 
 // BenchCache measures, in the agent, spec.Loads initial loads of a new
-// cache of spec.Kind over the tree at spec.Root, then (spec.Writes > 0)
+// cache of spec.Kind over the tree at spec.Root (and its heap in a fresh
+// agent when spec.Servers is set: it stops at t's cleanup), then
+// (spec.Writes > 0)
 // the time from a write to its event on such a cache. Every cache it
 // starts is closed before it returns.
 func BenchCache(t testing.TB, a *Agent, spec CacheBenchSpec) CacheBench {
@@ -161,6 +171,14 @@ func BenchCache(t testing.TB, a *Agent, spec CacheBenchSpec) CacheBench {
 	}
 	r.Load = lockbench.Median(took)
 	r.HeapPerNode = lockbench.Median(perNode)
+	if len(spec.Servers) > 0 {
+		fresh := Start(t, spec.Servers, WithName(a.name+": heap of "+string(spec.Kind)))
+		l := fresh.LoadCache(t, spec.Kind, spec.Root, spec.Within)
+		if l.Nodes != r.Nodes {
+			t.Fatalf("%s: BenchCache: a fresh JVM's %s cache of %s holds %d nodes, the others %d", a.name, spec.Kind, spec.Root, l.Nodes, r.Nodes)
+		}
+		r.HeapPerNode = float64(l.HeapBytes) / float64(l.Nodes)
+	}
 	if spec.Writes > 0 {
 		a.StartCache(t, CacheSpec{Kind: spec.Kind, Path: spec.Root, Depth: AllLevels})
 		if !a.AwaitCache(t, spec.Within) {
