@@ -227,7 +227,9 @@
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server (default: none)
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
-//	  --timeout DUR            stop waiting (connecting included) after DUR, exit 75 (default 0: forever)
+//	  --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
+//	                           lock was waited for, 69 when the servers were not reached (default
+//	                           0: forever)
 //	  --try                    fail at once with exit 75 if the lock is held (like flock -n)
 //	  --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
 //	  --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID);
@@ -316,11 +318,13 @@
 //	  64          usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
 //	              a password on the command line, an unreadable --auth-file,
 //	              --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
-//	  69          the backend unreachable, failing or refusing zklock (authentication
-//	              refused, certificate not trusted; or, on PostgreSQL and MySQL, the
-//	              lock table missing and not creatable); COMMAND did not run
+//	  69          the backend unreachable (--timeout passing while connecting too),
+//	              failing or refusing zklock (authentication refused, certificate not
+//	              trusted; or, on PostgreSQL and MySQL, the lock table missing and not
+//	              creatable), the last error named; COMMAND did not run
 //	  70          internal error (COMMAND's status could not be had)
-//	  75          lock not taken: --timeout passed or --try found it held
+//	  75          lock not taken: --timeout passed while waiting for it, or --try
+//	              found it held
 //	  76          lock lost while COMMAND ran; COMMAND was terminated
 //	  126, 127    COMMAND could not be run / was not found
 //	  128+N       zklock got signal N while waiting (130 SIGINT, 143 SIGTERM)

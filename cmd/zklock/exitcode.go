@@ -14,7 +14,8 @@ const (
 	// read); nothing was done.
 	exitUsage = 64
 	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
-	// (ZooKeeper's connection timed out; a Redis, memcached or SQL server
+	// (ZooKeeper's connection timed out, or --timeout passed before zklock
+	// connected: an outage never reads as a lock held; a Redis, memcached or SQL server
 	// did not answer or refused the connection), refused zklock (its
 	// credentials: authentication refused, or an ACL's NOAUTH or NOPERM;
 	// over TLS, the certificates: the server's not trusted or for another
@@ -25,8 +26,8 @@ const (
 	// exitSoftware (EX_SOFTWARE): internal error, e.g. COMMAND's status
 	// could not be had (wait4 failed). Not expected to happen.
 	exitSoftware = 70
-	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed,
-	// or --try found it held. COMMAND did not run and no node was left.
+	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed
+	// while zklock waited for it (connected), or --try found it held. COMMAND did not run and no node was left.
 	exitTempFail = 75
 	// exitLockLost: the lock was lost while COMMAND ran (its node was
 	// deleted, or the session was suspended or expired). COMMAND's process

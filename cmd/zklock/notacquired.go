@@ -8,7 +8,10 @@ import (
 )
 
 // notAcquired reports why the wait ended without the lock and returns the
-// exit status: 128+N for signal N, 75 for --timeout, 69 for ZooKeeper.
+// exit status: 128+N for signal N; 75 for --timeout once connected (the
+// lock was waited for); 69 for a backend that could not be reached or
+// refused zklock, --timeout passing while connecting included: an outage
+// must never read as "held by another" to a script.
 func (r *runner) notAcquired(ctx context.Context, err error) int {
 	var sig interrupted
 	var to timedOut
@@ -17,6 +20,10 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 	case errors.As(cause, &sig):
 		r.rep.errorf("%v while %s", sig, r.waitingFor())
 		return signalExit(sig.sig)
+	case errors.As(cause, &to) && r.lock == nil:
+		// Not connected yet: the servers could not be reached in time.
+		r.rep.errorf("%v %s: %v", to, r.waitingFor(), err)
+		return exitUnavailable
 	case errors.As(cause, &to):
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
 		return exitTempFail
