@@ -377,8 +377,20 @@
 //	            to wait, so its wait is counted too. The time is this machine's
 //	            clock against the server's (the node's ctime): clock skew
 //	            shows in it (a negative difference is shown as 0.0s)
-//	A free lock, or a PATH that does not exist, prints nothing. ls is for
-//	ZooKeeper locks only: the other backends (--backend) have no ls.
+//	A free lock prints nothing and exits 0. A PATH that does not exist prints
+//	nothing, says so on stderr and exits 66: a lock never used, a typo, or a
+//	lock path ZooKeeper removed after its last use (the mutex's, the read/write
+//	lock's, the election's and the semaphore's paths are container nodes, which
+//	the server deletes once empty): a script that only asks "is it free?"
+//	takes 0 and 66 alike. ls is for ZooKeeper locks only: the other backends
+//	(--backend) have no ls.
+//
+//	-o json (or --json) prints JSON Lines, one object per node, in the order
+//	above:
+//	  {"position":0,"role":"holder","kind":"mutex","node":"_c_...-lock-0000000000",
+//	   "session":"0x100a5f3c2d0000","data":"aG9zdDoxMjM=","held_ms":3215}
+//	data is base64-encoded (any bytes, losslessly, as zklock watch --json);
+//	held_ms, the HELD column in milliseconds, only for a holder.
 //
 //	The kind is told from the node names: "...lock-<seq>" is the mutex's (Curator's
 //	InterProcessMutex), "...__READ__<seq>" and "...__WRIT__<seq>" are the read/write
@@ -396,6 +408,9 @@
 //	names end in a sequence number, else last, by name.
 //
 //	Flags:
+//	  -o, --output text|json   the output format (default text; json: JSON Lines, above);
+//	                           --json is -o json
+//	  --timeout DUR            give up after DUR, connecting included (default 30s; 0: never)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
@@ -410,6 +425,14 @@
 //	  zklock ls --servers zk1:2181 /jobs/backup
 //	  zklock ls /data/catalog | awk -F '\t' '$2 == "holder"'
 //	  zklock ls /jobs/backup | awk -F '\t' '$2 == "holder" { print $6, $7 }'
+//	  zklock ls -o json /jobs/backup | jq -r 'select(.role == "holder") | .data | @base64d'
+//
+//	Exit status:
+//	  0    listed (nothing for a free lock)
+//	  64   usage error
+//	  66   PATH does not exist
+//	  69   ZooKeeper not reached within --timeout, or it refused zklock
+//	       (credentials, ACL, TLS)
 //
 // # zklock watch --help
 //
@@ -453,7 +476,7 @@
 //	  --node                   PATH alone (--depth 0)
 //	  --data                   print the data too (kept in memory: without --data
 //	                           zklock keeps each node's stat only)
-//	  --json                   print JSON Lines (below) instead
+//	  -o json, --output json, --json  print JSON Lines (below) instead (default -o text)
 //	  --timeout DUR            see above (default 30s)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server

@@ -23,6 +23,9 @@ const (
 	// taken (on PostgreSQL and MySQL: the lock table missing and not
 	// creatable, say); COMMAND did not run.
 	exitUnavailable = 69
+	// exitNoLock (EX_NOINPUT): zklock ls found no node at PATH (distinct
+	// from a free lock, which exits 0 with nothing listed).
+	exitNoLock = 66
 	// exitSoftware (EX_SOFTWARE): internal error, e.g. COMMAND's status
 	// could not be had (wait4 failed). Not expected to happen.
 	exitSoftware = 70
