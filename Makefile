@@ -5,7 +5,7 @@ BIN := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the integration tests and the demo start or load.
 DEBS := zookeeper redis-server redis-sentinel memcached libcurator-recipes-java python3-kazoo openjdk-17-jdk-headless \
-	postgresql mariadb-server pgbouncer
+	postgresql mariadb-server pgbouncer zsh
 TEST_TIMEOUT ?= 45m
 # Test packages run at once: most of the suite waits on session timeouts,
 # TTLs and servers starting, not on the CPU (about half a core on average

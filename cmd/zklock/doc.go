@@ -11,7 +11,8 @@
 //	Usage: zklock [flags] PATH -- COMMAND [ARGS...]
 //	       zklock ls [flags] PATH
 //	       zklock watch [flags] PATH
-//	       zklock version
+//	       zklock completion bash|zsh
+//	       zklock version (or zklock --version)
 //
 //	zklock takes the lock PATH (on ZooKeeper, or with --backend on Redis,
 //	memcached, PostgreSQL or MySQL), runs COMMAND while holding it (stdin,

@@ -12,7 +12,8 @@ import "github.com/zkrecipes/zkrecipes/compat/redislock"
 const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
        zklock ls [flags] PATH
        zklock watch [flags] PATH
-       zklock version
+       zklock completion bash|zsh
+       zklock version (or zklock --version)
 `
 
 // usageText is what zklock --help prints. The ACL rules are the ones the

@@ -97,29 +97,41 @@ Exit status:
        (credentials, ACL, TLS)
 `
 
+// lsOptions are ls's flags.
+type lsOptions struct {
+	conn    connOptions
+	out     outputOptions
+	json    bool
+	timeout time.Duration // 0: never give up
+}
+
+// lsFlags is ls's flag set, setting o.
+func lsFlags(o *lsOptions) *flag.FlagSet {
+	fs := newFlagSet("zklock ls")
+	o.conn.register(fs)
+	o.out.register(fs)
+	registerFormat(fs, &o.json)
+	fs.Var(durationValue{d: &o.timeout}, "timeout", "give up after this long (0: never)")
+	return fs
+}
+
 // lsMain is `zklock ls [flags] PATH`.
 func lsMain(args []string, stdout, stderr io.Writer) int {
-	var conn connOptions
-	var out outputOptions
-	var asJSON bool
-	timeout := defaultLsTimeout
-	fs := newFlagSet("zklock ls")
-	conn.register(fs)
-	out.register(fs)
-	registerFormat(fs, &asJSON)
-	fs.Var(durationValue{d: &timeout}, "timeout", "give up after this long (0: never)")
+	o := lsOptions{timeout: defaultLsTimeout}
+	fs := lsFlags(&o)
 	path, err := parseLs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, lsUsage)
 		return exitOK
 	}
 	if err == nil {
-		err = errors.Join(conn.validate(), out.validate())
+		err = errors.Join(o.conn.validate(), o.out.validate())
 	}
 	if err != nil {
 		return usageError(stderr, "ls: %v", err)
 	}
-	rep := newReporter(stderr, out)
+	conn, timeout := &o.conn, o.timeout
+	rep := newReporter(stderr, o.out)
 	rep.secrets = longestFirst(conn.secrets())
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -128,12 +140,12 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, timedOut{timeout})
 		defer cancel()
 	}
-	client, err := connect(ctx, conn, rep, session.WithConnectionTimeout(connectionBound(timeout)))
+	client, err := connect(ctx, *conn, rep, session.WithConnectionTimeout(connectionBound(timeout)))
 	if errors.Is(err, session.ErrInvalidArgument) {
 		return usageError(stderr, "ls: invalid --servers: %s", invalidReason(err))
 	}
 	if err != nil {
-		rep.errorf("ls: %s", zkFailure(&conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
+		rep.errorf("ls: %s", zkFailure(conn, err, fmt.Sprintf("cannot connect to ZooKeeper at %s: %v", conn.servers, err)))
 		return exitUnavailable
 	}
 	defer client.Close()
@@ -143,11 +155,11 @@ func lsMain(args []string, stdout, stderr io.Writer) int {
 		rep.errorf("ls: %s does not exist", path)
 		return exitNoLock
 	case err != nil:
-		rep.errorf("ls: %s", zkFailure(&conn, err, fmt.Sprintf("listing lock %s: %v", path, err)))
+		rep.errorf("ls: %s", zkFailure(conn, err, fmt.Sprintf("listing lock %s: %v", path, err)))
 		return exitUnavailable
 	}
 	now := time.Now()
-	if asJSON {
+	if o.json {
 		enc := json.NewEncoder(stdout)
 		for i, e := range entries {
 			if err := enc.Encode(lsRecord(i, e, now)); err != nil {

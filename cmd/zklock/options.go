@@ -231,7 +231,7 @@ func runFlags(o *runOptions, kinds *kindFlags) (*flag.FlagSet, []backend, backen
 func validateLockPath(p string) error {
 	if err := session.ValidatePath(p); err != nil {
 		msg := "invalid PATH: " + invalidReason(err)
-		if p == "ls" || p == "watch" || p == "version" {
+		if p == "ls" || p == "watch" || p == "version" || p == "completion" {
 			msg += "; subcommands come first: zklock " + p + " [flags] ..."
 		}
 		return errors.New(msg)
