@@ -326,6 +326,9 @@
 //	  70          internal error (COMMAND's status could not be had)
 //	  75          lock not taken: --timeout passed while waiting for it, or --try
 //	              found it held
+//	  79          --try: the lock not granted to anyone, in the quiet period after a
+//	              restart of its Redis or memcached server (it may have forgotten a
+//	              holder, and grants nothing for a TTL): nobody may hold it
 //	  76          lock lost while COMMAND ran; COMMAND was terminated
 //	  126, 127    COMMAND could not be run / was not found
 //	  128+N       zklock got signal N while waiting (130 SIGINT, 143 SIGTERM)

@@ -32,6 +32,12 @@ const (
 	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed
 	// while zklock waited for it (connected), or --try found it held. COMMAND did not run and no node was left.
 	exitTempFail = 75
+	// exitQuiet: --try found the lock not granted to anyone because its
+	// server (Redis, Redlock's servers, memcached) restarted less than a
+	// TTL ago and may have forgotten a holder: its quiet period. Nobody may
+	// hold it; trying again after a TTL can succeed. (Not in sysexits.h,
+	// which has no code for it; distinct from 75, which says "held".)
+	exitQuiet = 79
 	// exitLockLost: the lock was lost while COMMAND ran (its node was
 	// deleted, or the session was suspended or expired). COMMAND's process
 	// group got SIGTERM, then SIGKILL after --grace. Its work may not have

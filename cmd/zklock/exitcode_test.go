@@ -1,10 +1,13 @@
 package main
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 )
 
 // A backend that cannot be reached exits 69, never the "held" code 75,
@@ -42,5 +45,48 @@ func TestUnreachableIsNotBusy(t *testing.T) {
 					"the last error is named: %s", stderr)
 			})
 		}
+	}
+}
+
+// --try on a server in its quiet period (just started: it may have
+// forgotten a holder, so it grants nothing for a TTL) exits 79 and says
+// so, not 75 "held"; -v names the quiet period, not contention. Then, the
+// quiet period over and the lock held by another zklock, --try exits 75.
+func TestTryQuietAndHeld(t *testing.T) {
+	r := harness.StartRedisN(t, 3)
+	m := harness.StartMemcached(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"redis", []string{"--backend", "redis", "--redis", r[0].Addr()}},
+		{"redlock", []string{"--backend", "redlock", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()}},
+		{"memcached", []string{"--backend", "memcached", "--memcached", m.Addr()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := lockPath(t)
+			// A TTL the test cannot outlast: the servers stay quiet for it.
+			code, p := runZklock(t, slices.Concat(tc.args, []string{"--ttl", "1h", "-v", "--try", path, "--", "echo", "ran"})...)
+			assert.Equal(t, exitQuiet, code, "stderr: %s", p.stderr)
+			assert.Empty(t, p.stdout.String(), "the command must not run")
+			assert.Contains(t, p.stderr.String(), "is not granted to anyone yet: quiet period after a restart of ")
+			assert.Regexp(t, `waited \S+ for \S+ `+regexp.QuoteMeta(path)+`: \S+ \(quiet period after a restart\)`, p.stderr.String())
+			assert.NotContains(t, p.stderr.String(), "contended")
+			assert.NotContains(t, p.stderr.String(), " is held")
+
+			// Another lock (the quiet period is a lock's: the 1h one's
+			// lasts) of a short TTL: its quiet period is soon over (the
+			// holder's Acquire waits it out).
+			path += "-held"
+			short := slices.Concat(tc.args, []string{"--ttl", "3s"})
+			holder := startZklock(t, slices.Concat(short, []string{path, "--", "sh", "-c", holdScript})...)
+			holder.waitOutput(t, holder.stdout, "ready")
+			code, p = runZklock(t, slices.Concat(short, []string{"--try", path, "--", "echo", "ran"})...)
+			assert.Equal(t, exitTempFail, code, "stderr: %s", p.stderr)
+			assert.Contains(t, p.stderr.String(), " is held")
+			assert.Empty(t, p.stdout.String(), "the command must not run")
+			holder.closeStdin(t)
+			assert.Equal(t, exitOK, holder.wait(t))
+		})
 	}
 }

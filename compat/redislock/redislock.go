@@ -138,6 +138,12 @@ func (c *Client) subscription(channel string) *subscriber {
 // more.
 var ErrClosed = errors.New("redislock: the Client is closed")
 
+// ErrQuiet: the Redis server restarted (or lost its data) less than a TTL
+// ago, so it may have forgotten the lock's holder: it grants the lock to
+// no one until the TTL has passed. TryAcquire's error is then
+// recipes.ErrLocked and ErrQuiet (also recipes.ErrQuiet); Acquire waits.
+var ErrQuiet = fmt.Errorf("%w: redislock: the server restarted less than a TTL ago and may have forgotten the lock's holder", recipes.ErrQuiet)
+
 // isClosed says whether Close was called.
 func (c *Client) isClosed() bool {
 	c.mu.Lock()
