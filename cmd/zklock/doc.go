@@ -232,6 +232,9 @@
 //	                           lock was waited for, 69 when the servers were not reached (default
 //	                           0: forever)
 //	  --try                    fail at once with exit 75 if the lock is held (like flock -n)
+//	  --progress DUR           with -v: while waiting, report every DUR the time waited and,
+//	                           on ZooKeeper, the position in the queue and the holders with
+//	                           how long each has held (default 10s; 0: never)
 //	  --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
 //	  --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID);
 //	                           ZooKeeper's only

@@ -183,7 +183,9 @@ func (r *runner) acquire() (recipes.Lease, int) {
 	if r.o.try {
 		lease, err = r.lock.TryAcquire(ctx)
 	} else {
+		stopFollow := r.followWait()
 		lease, err = r.lock.Acquire(ctx)
+		stopFollow()
 	}
 	stopWatch()
 	if msg := r.trace.gaveUp(); msg != "" {
