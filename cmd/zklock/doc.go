@@ -108,6 +108,13 @@
 //	the lease ends, and COMMAND is terminated with exit 76, before another
 //	process can be granted the lock.
 //
+//	On the other backends PATH is the lock's name exactly as the library's
+//	New takes it, the leading / included: zklock --backend redis /orders is
+//	redislock.New(c, "/orders") (the Redis key "{/orders}", after
+//	--key-prefix), not redislock.New(c, "orders"), a lock of its own; so for
+//	redlock, memcachedlock and sqllock. A program that shares a lock with
+//	zklock passes New the PATH given to zklock.
+//
 //	Secured servers (no secret is taken on the command line, which every user
 //	of the machine can read in ps and /proc/PID/cmdline; passwords come from
 //	the environment or from files, and no message, -v included, shows one):

@@ -232,7 +232,9 @@ func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noC
 // "{name}:queue" and "{name}:quiet", after the Client's key prefix (WithKeyPrefix)
 // when it has one (one hash tag: one slot of a Redis Cluster; the last
 // marks the server's quiet period after a restart, and outlives the
-// lock's last use by a day, as the fence does). No I/O is done.
+// lock's last use by a day, as the fence does). No I/O is done. zklock
+// --backend redis PATH takes New(c, PATH), the leading / included: its
+// /orders is the key "{/orders}", not New(c, "orders")'s "{orders}".
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:
