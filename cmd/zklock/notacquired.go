@@ -57,15 +57,9 @@ func (r *runner) describeHolder() string {
 	if r.client == nil {
 		return "" // not known on the other backends
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	entries, err := listLock(ctx, r.client, r.o.path)
+	entries, ours, err := r.listing(context.Background())
 	if err != nil {
 		return ""
-	}
-	var ours int64
-	if s := r.client.CurrentSession(); s != nil {
-		ours = s.ID()
 	}
 	var holders []string
 	onlyReaders := true
@@ -79,9 +73,7 @@ func (r *runner) describeHolder() string {
 	if len(holders) == 0 {
 		return ""
 	}
-	if n := len(holders); n > maxDescribed {
-		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
-	}
+	holders = atMost(holders)
 	if r.o.kind == kindRead && onlyReaders {
 		for _, e := range entries {
 			if e.role != roleHolder && e.kind != kindRead.String() && e.session != ours {
@@ -93,8 +85,29 @@ func (r *runner) describeHolder() string {
 	return " (held by " + strings.Join(holders, "; ") + ")"
 }
 
-// maxDescribed is how many holders describeHolder names.
+// maxDescribed is how many holders a message names.
 const maxDescribed = 3
+
+// atMost keeps the first maxDescribed holders, and says how many more.
+func atMost(holders []string) []string {
+	if n := len(holders); n > maxDescribed {
+		return append(holders[:maxDescribed:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
+	}
+	return holders
+}
+
+// listing lists the ZooKeeper lock's nodes for a message (bounded by
+// describeTimeout) with the id of zklock's own session, whose nodes are
+// zklock's.
+func (r *runner) listing(ctx context.Context) (entries []lockEntry, ours int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	if s := r.client.CurrentSession(); s != nil {
+		ours = s.ID()
+	}
+	entries, err = listLock(ctx, r.client, r.o.path)
+	return entries, ours, err
+}
 
 // describeEntry is "DATA, session 0x...", with "reader " or "writer " first
 // for the nodes of a read/write lock.

@@ -81,15 +81,9 @@ func (r *runner) queueReport(ctx context.Context) string {
 	if r.client == nil {
 		return ""
 	}
-	lctx, cancel := context.WithTimeout(ctx, describeTimeout)
-	defer cancel()
-	entries, err := listLock(lctx, r.client, r.o.path)
+	entries, ours, err := r.listing(ctx)
 	if err != nil {
 		return ""
-	}
-	var ours int64
-	if s := r.client.CurrentSession(); s != nil {
-		ours = s.ID()
 	}
 	now := time.Now()
 	var parts, holders []string
@@ -105,10 +99,7 @@ func (r *runner) queueReport(ctx context.Context) string {
 			holders = append(holders, h)
 		}
 	}
-	if n := len(holders); n > maxDescribed {
-		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
-	}
-	if len(holders) > 0 {
+	if holders = atMost(holders); len(holders) > 0 {
 		parts = append(parts, "held by "+strings.Join(holders, "; "))
 	}
 	if len(parts) == 0 {
