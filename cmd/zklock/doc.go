@@ -236,8 +236,8 @@
 //	  --namespace PATH         prefix of every path on the server (default: none)
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
 //	  --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
-//	                           lock was waited for, 69 when the servers were not reached (default
-//	                           0: forever)
+//	                           lock was waited for, 69 when the servers were not reached, or
+//	                           ZooKeeper was out of reach when DUR passed (default 0: forever)
 //	  --try                    fail at once with exit 75 if the lock is held (like flock -n)
 //	  --progress DUR           with -v: while waiting, report every DUR the time waited and,
 //	                           on ZooKeeper, the position in the queue and the holders with
@@ -329,7 +329,8 @@
 //	  64          usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
 //	              a password on the command line, an unreadable --auth-file,
 //	              --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
-//	  69          the backend unreachable (--timeout passing while connecting too),
+//	  69          the backend unreachable (--timeout passing while connecting, or
+//	              while ZooKeeper is out of reach, too),
 //	              failing or refusing zklock (authentication refused, certificate not
 //	              trusted; or, on PostgreSQL and MySQL, the lock table missing and not
 //	              creatable), the last error named; COMMAND did not run

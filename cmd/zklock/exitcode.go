@@ -15,7 +15,8 @@ const (
 	exitUsage = 64
 	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
 	// (ZooKeeper's connection timed out, or --timeout passed before zklock
-	// connected: an outage never reads as a lock held; a Redis, memcached or SQL server
+	// connected or while ZooKeeper was out of reach: an outage never reads
+	// as a lock held; a Redis, memcached or SQL server
 	// did not answer or refused the connection), refused zklock (its
 	// credentials: authentication refused, or an ACL's NOAUTH or NOPERM;
 	// over TLS, the certificates: the server's not trusted or for another

@@ -90,3 +90,21 @@ func TestTryQuietAndHeld(t *testing.T) {
 		})
 	}
 }
+
+// --timeout passing while ZooKeeper is out of reach (a waiter's server
+// stopped) exits 69, not 75: whether the lock is held is not known.
+func TestTimeoutWhileZooKeeperDown(t *testing.T) {
+	zk := harness.StartZK(t, 1)
+	srv := zk.ConnectString()
+	path := lockPath(t)
+	holder := holdLock(t, srv, path)
+	waiter := startZklock(t, "--servers", srv, "--timeout", "5s", path, "--", "echo", "ran")
+	c := zkClient(t, srv)
+	waitParticipants(t, c, path, 2)
+	c.Close()
+	zk.Members()[0].Stop(t)
+	assert.Equal(t, exitUnavailable, waiter.wait(t), "stderr: %s", waiter.stderr)
+	assert.Contains(t, waiter.stderr.String(), "out of reach")
+	assert.Empty(t, waiter.stdout.String(), "the command must not run")
+	assert.Equal(t, exitLockLost, holder.wait(t))
+}

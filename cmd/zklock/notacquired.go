@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // notAcquired reports why the wait ended without the lock and returns the
 // exit status: 128+N for signal N; 75 for --timeout once connected (the
 // lock was waited for); 69 for a backend that could not be reached or
-// refused zklock, --timeout passing while connecting included: an outage
-// must never read as "held by another" to a script.
+// refused zklock, --timeout passing while connecting, or while ZooKeeper
+// is out of reach, included: an outage must never read as "held by
+// another" to a script.
 func (r *runner) notAcquired(ctx context.Context, err error) int {
 	var sig interrupted
 	var to timedOut
@@ -23,6 +26,11 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 	case errors.As(cause, &to) && r.lock == nil:
 		// Not connected yet: the servers could not be reached in time.
 		r.rep.errorf("%v %s: %v", to, r.waitingFor(), err)
+		return exitUnavailable
+	case errors.As(cause, &to) && r.client != nil && !connected(r.client.State()):
+		// ZooKeeper out of reach when the time was up: whether the lock
+		// is held is not known, and the outage is the news.
+		r.rep.errorf("%v %s: ZooKeeper at %s out of reach (%v)", to, r.waitingFor(), r.o.conn.servers, r.client.State())
 		return exitUnavailable
 	case errors.As(cause, &to):
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
@@ -36,6 +44,12 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		r.rep.errorf("%v", err)
 		return exitUnavailable
 	}
+}
+
+// connected reports whether a ZooKeeper client in state s can take a
+// lock (a read-only server cannot: it refuses writes).
+func connected(s session.State) bool {
+	return s == session.Connected || s == session.Reconnected
 }
 
 // waitingFor is what an ended wait was doing, for messages: "waiting for
