@@ -5,7 +5,7 @@ BIN := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
 # Debian packages the integration tests and the demo start or load.
 DEBS := zookeeper redis-server redis-sentinel memcached libcurator-recipes-java libcurator-discovery-java python3-kazoo openjdk-17-jdk-headless \
-	postgresql mariadb-server pgbouncer
+	postgresql mariadb-server pgbouncer zsh
 # What the demo starts: a ZooKeeper, which runs on a JDK.
 DEMO_DEBS := zookeeper openjdk-17-jdk-headless
 TEST_TIMEOUT ?= 45m

@@ -30,6 +30,12 @@
 // certificate fails an acquisition at once with an error that is
 // recipes.ErrRefused.
 //
+// Names: zklock (cmd/zklock) takes a lock path with a leading /, and on
+// these backends passes it to New as the name, exactly: zklock --backend
+// redis /orders is redislock.New(c, "/orders"), the key "{/orders}", while
+// redislock.New(c, "orders") is "{orders}", another lock. A program that
+// shares a lock with zklock gives New the PATH zklock is given.
+//
 // Why the recipes most teams copy (SETNX then EXPIRE, GETSET timestamps,
 // get-then-delete, a lock table without expiry, session advisory locks)
 // are unsafe, and how each backend works, is in docs/design.md, "compat".

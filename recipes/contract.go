@@ -70,6 +70,14 @@ var (
 	ErrNotReentrant = fmt.Errorf("%w: already held in this call chain, and the lock is not reentrant", ErrNotAcquired)
 	// ErrInvalidArgument: bad input (nil context, invalid path, ...).
 	ErrInvalidArgument = errors.New("recipes: invalid argument")
+	// ErrQuiet: the lock may be free, but its server restarted (or lost
+	// its data) so recently that it may have forgotten a holder, and it
+	// grants the lock to no one until the holder's TTL has passed: its
+	// quiet period. TryAcquire's error is then ErrLocked and ErrQuiet;
+	// Acquire waits it out. Each TTL backend's own ErrQuiet wraps it
+	// (redislock, redlock, memcachedlock), so errors.Is(err, ErrQuiet)
+	// tells it on any of them.
+	ErrQuiet = errors.New("recipes: quiet period after a server restart")
 	// ErrRefused: a server refused the client (credentials, a permission, a TLS certificate) as it will again.
 	ErrRefused = errors.New("recipes: refused by the server")
 )

@@ -27,6 +27,10 @@ const (
 	backendMySQL     = "mysql"
 )
 
+// backendList is every backend, for completion.
+var backendList = []string{backendZK, backendRedis, backendCluster, backendSentinel, backendRedlock,
+	backendMemcached, backendPostgres, backendMySQL}
+
 // backendNames lists the backends for messages.
 const backendNames = "zk, redis, redis-cluster, redis-sentinel, redlock, memcached, postgres or mysql"
 

@@ -45,10 +45,10 @@ func connect(ctx context.Context, o connOptions, rep *reporter, extra ...session
 // flags say, with a reporter of its output flags. On failure it has
 // reported why (a bad --servers is a usage error, an unreachable or
 // refusing server exit 69) and returns a nil client and the exit status.
-func connectOneShot(ctx context.Context, sub string, conn *connOptions, out outputOptions, stderr io.Writer) (*session.Client, *reporter, int) {
+func connectOneShot(ctx context.Context, sub string, conn *connOptions, out outputOptions, stderr io.Writer, opts ...session.Option) (*session.Client, *reporter, int) {
 	rep := newReporter(stderr, out)
 	rep.secrets = longestFirst(conn.secrets())
-	client, err := connect(ctx, *conn, rep)
+	client, err := connect(ctx, *conn, rep, opts...)
 	if errors.Is(err, session.ErrInvalidArgument) {
 		return nil, rep, usageError(stderr, "%s: invalid --servers: %s", sub, invalidReason(err))
 	}

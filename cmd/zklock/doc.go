@@ -13,7 +13,8 @@
 //	       zklock watch [flags] PATH
 //	       zklock services [flags] [NAME]
 //	       zklock register [flags] --service NAME --address A --port P -- COMMAND [ARGS...]
-//	       zklock version
+//	       zklock completion bash|zsh
+//	       zklock version (or zklock --version)
 //
 //	zklock takes the lock PATH (on ZooKeeper, or with --backend on Redis,
 //	memcached, PostgreSQL or MySQL), runs COMMAND while holding it (stdin,
@@ -108,6 +109,13 @@
 //	--acl, zklock ls and zklock watch are ZooKeeper's only. On every backend
 //	the lease ends, and COMMAND is terminated with exit 76, before another
 //	process can be granted the lock.
+//
+//	On the other backends PATH is the lock's name exactly as the library's
+//	New takes it, the leading / included: zklock --backend redis /orders is
+//	redislock.New(c, "/orders") (the Redis key "{/orders}", after
+//	--key-prefix), not redislock.New(c, "orders"), a lock of its own; so for
+//	redlock, memcachedlock and sqllock. A program that shares a lock with
+//	zklock passes New the PATH given to zklock.
 //
 //	Secured servers (no secret is taken on the command line, which every user
 //	of the machine can read in ps and /proc/PID/cmdline; passwords come from
@@ -229,8 +237,13 @@
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server (default: none)
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
-//	  --timeout DUR            stop waiting (connecting included) after DUR, exit 75 (default 0: forever)
+//	  --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
+//	                           lock was waited for, 69 when the servers were not reached, or
+//	                           ZooKeeper was out of reach when DUR passed (default 0: forever)
 //	  --try                    fail at once with exit 75 if the lock is held (like flock -n)
+//	  --progress DUR           with -v: while waiting, report every DUR the time waited and,
+//	                           on ZooKeeper, the position in the queue and the holders with
+//	                           how long each has held (default 10s; 0: never)
 //	  --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
 //	  --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID);
 //	                           ZooKeeper's only
@@ -330,11 +343,17 @@
 //	  64          usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
 //	              a password on the command line, an unreadable --auth-file,
 //	              --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
-//	  69          the backend unreachable, failing or refusing zklock (authentication
-//	              refused, certificate not trusted; or, on PostgreSQL and MySQL, the
-//	              lock table missing and not creatable); COMMAND did not run
+//	  69          the backend unreachable (--timeout passing while connecting, or
+//	              while ZooKeeper is out of reach, too),
+//	              failing or refusing zklock (authentication refused, certificate not
+//	              trusted; or, on PostgreSQL and MySQL, the lock table missing and not
+//	              creatable), the last error named; COMMAND did not run
 //	  70          internal error (COMMAND's status could not be had)
-//	  75          lock not taken: --timeout passed or --try found it held
+//	  75          lock not taken: --timeout passed while waiting for it, or --try
+//	              found it held
+//	  79          --try: the lock not granted to anyone, in the quiet period after a
+//	              restart of its Redis or memcached server (it may have forgotten a
+//	              holder, and grants nothing for a TTL): nobody may hold it
 //	  76          lock lost while COMMAND ran; COMMAND was terminated
 //	  126, 127    COMMAND could not be run / was not found
 //	  128+N       zklock got signal N while waiting (130 SIGINT, 143 SIGTERM)
@@ -387,8 +406,20 @@
 //	            to wait, so its wait is counted too. The time is this machine's
 //	            clock against the server's (the node's ctime): clock skew
 //	            shows in it (a negative difference is shown as 0.0s)
-//	A free lock, or a PATH that does not exist, prints nothing. ls is for
-//	ZooKeeper locks only: the other backends (--backend) have no ls.
+//	A free lock prints nothing and exits 0. A PATH that does not exist prints
+//	nothing, says so on stderr and exits 66: a lock never used, a typo, or a
+//	lock path ZooKeeper removed after its last use (the mutex's, the read/write
+//	lock's, the election's and the semaphore's paths are container nodes, which
+//	the server deletes once empty): a script that only asks "is it free?"
+//	takes 0 and 66 alike. ls is for ZooKeeper locks only: the other backends
+//	(--backend) have no ls.
+//
+//	-o json (or --json) prints JSON Lines, one object per node, in the order
+//	above:
+//	  {"position":0,"role":"holder","kind":"mutex","node":"_c_...-lock-0000000000",
+//	   "session":"0x100a5f3c2d0000","data":"aG9zdDoxMjM=","held_ms":3215}
+//	data is base64-encoded (any bytes, losslessly, as zklock watch --json);
+//	held_ms, the HELD column in milliseconds, only for a holder.
 //
 //	The kind is told from the node names: "...lock-<seq>" is the mutex's (Curator's
 //	InterProcessMutex), "...__READ__<seq>" and "...__WRIT__<seq>" are the read/write
@@ -406,6 +437,9 @@
 //	names end in a sequence number, else last, by name.
 //
 //	Flags:
+//	  -o, --output text|json   the output format (default text; json: JSON Lines, above);
+//	                           --json is -o json
+//	  --timeout DUR            give up after DUR, connecting included (default 30s; 0: never)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
@@ -420,6 +454,14 @@
 //	  zklock ls --servers zk1:2181 /jobs/backup
 //	  zklock ls /data/catalog | awk -F '\t' '$2 == "holder"'
 //	  zklock ls /jobs/backup | awk -F '\t' '$2 == "holder" { print $6, $7 }'
+//	  zklock ls -o json /jobs/backup | jq -r 'select(.role == "holder") | .data | @base64d'
+//
+//	Exit status:
+//	  0    listed (nothing for a free lock)
+//	  64   usage error
+//	  66   PATH does not exist
+//	  69   ZooKeeper not reached within --timeout, or it refused zklock
+//	       (credentials, ACL, TLS)
 //
 // # zklock watch --help
 //
@@ -465,7 +507,7 @@
 //	  --node                   PATH alone (--depth 0)
 //	  --data                   print the data too (kept in memory: without --data
 //	                           zklock keeps each node's stat only)
-//	  --json                   print JSON Lines (below) instead
+//	  -o json, --output json, --json  print JSON Lines (below) instead (default -o text)
 //	  --timeout DUR            see above (default 30s)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server

@@ -14,7 +14,9 @@ const (
 	// read); nothing was done.
 	exitUsage = 64
 	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
-	// (ZooKeeper's connection timed out; a Redis, memcached or SQL server
+	// (ZooKeeper's connection timed out, or --timeout passed before zklock
+	// connected or while ZooKeeper was out of reach: an outage never reads
+	// as a lock held; a Redis, memcached or SQL server
 	// did not answer or refused the connection), refused zklock (its
 	// credentials: authentication refused, or an ACL's NOAUTH or NOPERM;
 	// over TLS, the certificates: the server's not trusted or for another
@@ -22,12 +24,21 @@ const (
 	// taken (on PostgreSQL and MySQL: the lock table missing and not
 	// creatable, say); COMMAND did not run.
 	exitUnavailable = 69
+	// exitNoLock (EX_NOINPUT): zklock ls found no node at PATH (distinct
+	// from a free lock, which exits 0 with nothing listed).
+	exitNoLock = 66
 	// exitSoftware (EX_SOFTWARE): internal error, e.g. COMMAND's status
 	// could not be had (wait4 failed). Not expected to happen.
 	exitSoftware = 70
-	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed,
-	// or --try found it held. COMMAND did not run and no node was left.
+	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed
+	// while zklock waited for it (connected), or --try found it held. COMMAND did not run and no node was left.
 	exitTempFail = 75
+	// exitQuiet: --try found the lock not granted to anyone because its
+	// server (Redis, Redlock's servers, memcached) restarted less than a
+	// TTL ago and may have forgotten a holder: its quiet period. Nobody may
+	// hold it; trying again after a TTL can succeed. (Not in sysexits.h,
+	// which has no code for it; distinct from 75, which says "held".)
+	exitQuiet = 79
 	// exitLockLost: the lock was lost while COMMAND ran (its node was
 	// deleted, or the session was suspended or expired). COMMAND's process
 	// group got SIGTERM, then SIGKILL after --grace. Its work may not have

@@ -16,7 +16,8 @@ const usageLine = `Usage: zklock [flags] PATH -- COMMAND [ARGS...]
        zklock watch [flags] PATH
        zklock services [flags] [NAME]
        zklock register [flags] --service NAME --address A --port P -- COMMAND [ARGS...]
-       zklock version
+       zklock completion bash|zsh
+       zklock version (or zklock --version)
 `
 
 // usageText is what zklock --help prints. The ACL rules are the ones the
@@ -115,6 +116,13 @@ The lock kinds, --servers, --namespace, --session-timeout, --auth-file,
 --acl, zklock ls and zklock watch are ZooKeeper's only. On every backend
 the lease ends, and COMMAND is terminated with exit 76, before another
 process can be granted the lock.
+
+On the other backends PATH is the lock's name exactly as the library's
+New takes it, the leading / included: zklock --backend redis /orders is
+redislock.New(c, "/orders") (the Redis key "{/orders}", after
+--key-prefix), not redislock.New(c, "orders"), a lock of its own; so for
+redlock, memcachedlock and sqllock. A program that shares a lock with
+zklock passes New the PATH given to zklock.
 
 Secured servers (no secret is taken on the command line, which every user
 of the machine can read in ps and /proc/PID/cmdline; passwords come from
@@ -236,8 +244,13 @@ Flags (before PATH, or between PATH and --):
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
   --namespace PATH         prefix of every path on the server (default: none)
   --session-timeout DUR    ZooKeeper session timeout (default 15s)
-  --timeout DUR            stop waiting (connecting included) after DUR, exit 75 (default 0: forever)
+  --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
+                           lock was waited for, 69 when the servers were not reached, or
+                           ZooKeeper was out of reach when DUR passed (default 0: forever)
   --try                    fail at once with exit 75 if the lock is held (like flock -n)
+  --progress DUR           with -v: while waiting, report every DUR the time waited and,
+                           on ZooKeeper, the position in the queue and the holders with
+                           how long each has held (default 10s; 0: never)
   --grace DUR              after the lock is lost, wait DUR between SIGTERM and SIGKILL (default 5s)
   --data STRING            stored in the lock node, of any kind; shown by ls (default HOSTNAME:PID);
                            ZooKeeper's only
@@ -337,11 +350,17 @@ Exit status:
   64          usage error: bad flag, missing PATH, --, or COMMAND, invalid PATH,
               a password on the command line, an unreadable --auth-file,
               --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
-  69          the backend unreachable, failing or refusing zklock (authentication
-              refused, certificate not trusted; or, on PostgreSQL and MySQL, the
-              lock table missing and not creatable); COMMAND did not run
+  69          the backend unreachable (--timeout passing while connecting, or
+              while ZooKeeper is out of reach, too),
+              failing or refusing zklock (authentication refused, certificate not
+              trusted; or, on PostgreSQL and MySQL, the lock table missing and not
+              creatable), the last error named; COMMAND did not run
   70          internal error (COMMAND's status could not be had)
-  75          lock not taken: --timeout passed or --try found it held
+  75          lock not taken: --timeout passed while waiting for it, or --try
+              found it held
+  79          --try: the lock not granted to anyone, in the quiet period after a
+              restart of its Redis or memcached server (it may have forgotten a
+              holder, and grants nothing for a TTL): nobody may hold it
   76          lock lost while COMMAND ran; COMMAND was terminated
   126, 127    COMMAND could not be run / was not found
   128+N       zklock got signal N while waiting (130 SIGINT, 143 SIGTERM)

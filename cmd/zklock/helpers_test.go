@@ -180,6 +180,11 @@ func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
 	}
 }
 
+// freeOrGone are ls's statuses for a lock no one holds or waits for: 0,
+// or exitNoLock once the server removed its path (a container node; the
+// harness's servers look every second).
+var freeOrGone = []int{exitOK, exitNoLock}
+
 // lockPath is a lock path of the test's own.
 func lockPath(t *testing.T) string {
 	return "/zklock-test/" + regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(t.Name(), "_")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -23,6 +24,9 @@ const (
 	roleUnknown = "unknown"
 	kindUnknown = "unknown"
 )
+
+// errNoLock: the lock path does not exist (ls exits exitNoLock).
+var errNoLock = errors.New("no such lock path")
 
 // lockEntry is one node under a lock path, as ls prints it.
 type lockEntry struct {
@@ -70,11 +74,12 @@ func isReadWrite(name string) bool {
 // or the read/write lock in queue order, with the holders as the library
 // decides them, then any other node, by name. Nodes of a kind zklock does
 // not know are listed with role and kind "unknown". A path that does not
-// exist lists nothing.
+// exist is an error that is errNoLock (a free lock whose path exists lists
+// nothing).
 func listLock(ctx context.Context, c *session.Client, path string) ([]lockEntry, error) {
 	names, _, err := c.Children(ctx, path)
 	if errors.Is(err, session.ErrNoNode) {
-		return nil, nil
+		return nil, fmt.Errorf("%w: %s", errNoLock, path)
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -19,8 +20,9 @@ func TestLs(t *testing.T) {
 	c := zkClient(t, srv)
 
 	code, p := runZklock(t, "ls", "--servers", srv, path)
-	require.Equal(t, 0, code, "stderr: %s", p.stderr)
+	require.Equal(t, exitNoLock, code, "a lock path that does not exist is not a free lock: stderr %s", p.stderr)
 	assert.Empty(t, p.stdout.String(), "a lock path that does not exist lists nothing")
+	assert.Equal(t, "zklock: ls: "+path+" does not exist\n", p.stderr.String())
 
 	holder := holdLock(t, srv, path, "--data", "holder data")
 	// Waiters join one at a time, so the queue order is known.
@@ -54,8 +56,64 @@ func TestLs(t *testing.T) {
 	holder.closeStdin(t)
 	require.Equal(t, 0, holder.wait(t))
 	code, p = runZklock(t, "ls", "--servers", srv, path)
-	require.Equal(t, 0, code)
+	assert.Contains(t, freeOrGone, code, "stderr: %s", p.stderr)
 	assert.Empty(t, p.stdout.String(), "a free lock lists nothing")
+}
+
+// ls -o json: one JSON object per node, parsed here, the same as the text
+// columns; --json is the same.
+func TestLsJSON(t *testing.T) {
+	srv := zkServers(t)
+	path := lockPath(t)
+	c := zkClient(t, srv)
+	holder := holdLock(t, srv, path, "--data", "holder\tdata")
+	w := startZklock(t, "--servers", srv, "--data", "waiter", path, "--", "true")
+	ps := waitParticipants(t, c, path, 2)
+
+	for _, flags := range [][]string{{"-o", "json"}, {"--json"}, {"--output", "json"}} {
+		code, p := runZklock(t, append(append([]string{"ls", "--servers", srv}, flags...), path)...)
+		require.Equal(t, exitOK, code, "stderr: %s", p.stderr)
+		dec := json.NewDecoder(strings.NewReader(p.stdout.String()))
+		var got []lsJSON
+		for dec.More() {
+			var r lsJSON
+			require.NoError(t, dec.Decode(&r), "%s", p.stdout)
+			got = append(got, r)
+		}
+		require.Len(t, got, 2, "%s", p.stdout)
+		assert.Equal(t, strings.Count(p.stdout.String(), "\n"), 2, "JSON Lines: one object per line")
+		for i, r := range got {
+			assert.Equal(t, i, r.Position)
+			assert.Equal(t, ps[i].Name, r.Node)
+			assert.Equal(t, fmt.Sprintf("0x%x", ps[i].SessionID), r.Session)
+			assert.Equal(t, "mutex", r.Kind)
+		}
+		assert.Equal(t, "holder", got[0].Role)
+		assert.Equal(t, []byte("holder\tdata"), got[0].Data)
+		require.NotNil(t, got[0].HeldMs, "a holder's hold time")
+		assert.GreaterOrEqual(t, *got[0].HeldMs, int64(0))
+		assert.Equal(t, "waiter", got[1].Role)
+		assert.Equal(t, []byte("waiter"), got[1].Data)
+		assert.Nil(t, got[1].HeldMs, "a waiter has no hold time")
+	}
+
+	code, p := runZklock(t, "ls", "--servers", srv, "-o", "xml", path)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, p.stderr.String(), `unknown format "xml": text or json`)
+
+	w.signal(t, syscall.SIGTERM)
+	assert.Equal(t, 143, w.wait(t))
+	holder.closeStdin(t)
+	require.Equal(t, exitOK, holder.wait(t))
+}
+
+// ls --timeout bounds the connection: a ZooKeeper that cannot be reached
+// exits 69 once it passes, naming the last error.
+func TestLsTimeout(t *testing.T) {
+	code, p := runZklock(t, "ls", "--servers", "127.0.0.1:1", "--timeout", "1s", "/x")
+	assert.Equal(t, exitUnavailable, code)
+	assert.Contains(t, p.stderr.String(), "timed out after 1s")
+	assert.Contains(t, p.stderr.String(), "connection refused")
 }
 
 // heldRe is ls's HELD column for a holder: "held 3.2s", "held 4m12s".

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,40 +14,71 @@ func main() {
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// subcommands are the subcommands that take the connection flags, by name.
-var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"ls":       lsMain,
-	"watch":    watchMain,
-	"services": servicesMain,
-	"register": registerMain,
+// subcommand is one entry of zklock's command table: `zklock NAME ...`.
+type subcommand struct {
+	// run runs it with the arguments after NAME and returns the exit status.
+	run func(args []string, stdout, stderr io.Writer) int
+	// flags is its flag set, for completion; nil when it takes none.
+	flags func() *flag.FlagSet
+	// global: it takes the connection flags, also before NAME (zklock
+	// --servers H ls PATH, as etcdctl and kubectl take them).
+	global bool
+	// args completes its first argument that is not a flag (shell
+	// words); nil: a path, not completed.
+	args []string
 }
 
-// dispatch runs the subcommand named by args[0] ("ls", "watch", "services",
-// "register", "version")
-// or, for anything else, the lock-and-run, and returns the exit status.
+// subcommands is the command table, by name; anything else is the
+// lock-and-run. A new subcommand is one entry here (and its help).
+var subcommands = map[string]subcommand{
+	"ls": {run: lsMain, global: true, flags: func() *flag.FlagSet { return lsFlags(&lsOptions{}) }},
+	"watch": {run: watchMain, global: true, flags: func() *flag.FlagSet {
+		var children, node bool
+		return watchFlags(&watchOptions{}, &children, &node)
+	}},
+	"services": {run: servicesMain, global: true, flags: func() *flag.FlagSet {
+		return servicesFlags(&connOptions{}, &outputOptions{}, &servicesOptions{})
+	}},
+	"register": {run: registerMain, global: true, flags: func() *flag.FlagSet {
+		return registerFlags(&runOptions{}, &registerOptions{})
+	}},
+	"version": {run: versionMain},
+	"help": {run: func(_ []string, stdout, _ io.Writer) int {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}},
+}
+
+// completion is added by init: its script lists the command table.
+func init() {
+	subcommands["completion"] = subcommand{run: completionMain, args: completionShells}
+}
+
+// dispatch runs the subcommand named by args[0] or, for anything else,
+// the lock-and-run, and returns the exit status.
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && subcommands[rest[0]] != nil {
-		// Global flags before the subcommand, as etcdctl and kubectl take
-		// them: zklock --servers H ls PATH.
-		return subcommands[rest[0]](append(append([]string(nil), global...), rest[1:]...), stdout, stderr)
+	if global, rest := leadingFlags(args); len(global) > 0 && len(rest) > 0 && subcommands[rest[0]].global {
+		// Global flags before the subcommand.
+		return subcommands[rest[0]].run(append(append([]string(nil), global...), rest[1:]...), stdout, stderr)
 	}
 	if len(args) > 0 {
-		if sub := subcommands[args[0]]; sub != nil {
-			return sub(args[1:], stdout, stderr)
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub.run(args[1:], stdout, stderr)
 		}
-		switch args[0] {
-		case "version":
-			if len(args) > 1 {
-				return usageError(stderr, "version takes no arguments")
-			}
-			printVersion(stdout)
-			return exitOK
-		case "help":
-			fmt.Fprint(stdout, usageText)
-			return exitOK
+		if args[0] == "--version" || args[0] == "-version" {
+			return versionMain(args[1:], stdout, stderr)
 		}
 	}
 	return runMain(args, stdout, stderr)
+}
+
+// versionMain is `zklock version` and `zklock --version`.
+func versionMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return usageError(stderr, "version takes no arguments")
+	}
+	printVersion(stdout)
+	return exitOK
 }
 
 // usageError reports a usage error and returns exitUsage. It is printed even
@@ -62,7 +94,10 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 var longFlag = regexp.MustCompile(`((?:^|flag|: ) ?)-([a-z][a-z-]+)\b`)
 
 // version is set at build time with -ldflags "-X main.version=..."; without
-// it the module version from the build info is shown.
+// it the module version from the build info is shown ("(devel)" for a
+// build in the module's own tree; v0.1.0 for go install ...@v0.1.0), and
+// the VCS revision the build info records (12 digits, "+dirty" when the
+// tree had changes).
 var version = ""
 
 func printVersion(w io.Writer) {
@@ -73,10 +108,17 @@ func printVersion(w io.Writer) {
 			if bi.Main.Version != "" {
 				v = bi.Main.Version
 			}
+			dirty := false
 			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				switch {
+				case s.Key == "vcs.revision" && len(s.Value) >= 12:
 					v += " " + s.Value[:12]
+				case s.Key == "vcs.modified" && s.Value == "true":
+					dirty = true
 				}
+			}
+			if dirty {
+				v += "+dirty"
 			}
 		}
 	}

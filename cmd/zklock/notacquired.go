@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // notAcquired reports why the wait ended without the lock and returns the
-// exit status: 128+N for signal N, 75 for --timeout, 69 for ZooKeeper.
+// exit status: 128+N for signal N; 75 for --timeout once connected (the
+// lock was waited for); 69 for a backend that could not be reached or
+// refused zklock, --timeout passing while connecting, or while ZooKeeper
+// is out of reach, included: an outage must never read as "held by
+// another" to a script.
 func (r *runner) notAcquired(ctx context.Context, err error) int {
 	var sig interrupted
 	var to timedOut
@@ -17,6 +23,15 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 	case errors.As(cause, &sig):
 		r.rep.errorf("%v while %s", sig, r.waitingFor())
 		return signalExit(sig.sig)
+	case errors.As(cause, &to) && r.lock == nil:
+		// Not connected yet: the servers could not be reached in time.
+		r.rep.errorf("%v %s: %v", to, r.waitingFor(), err)
+		return exitUnavailable
+	case errors.As(cause, &to) && r.client != nil && !connected(r.client.State()):
+		// ZooKeeper out of reach when the time was up: whether the lock
+		// is held is not known, and the outage is the news.
+		r.rep.errorf("%v %s: ZooKeeper at %s out of reach (%v)", to, r.waitingFor(), r.o.conn.servers, r.client.State())
+		return exitUnavailable
 	case errors.As(cause, &to):
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())
 		return exitTempFail
@@ -29,6 +44,12 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		r.rep.errorf("%v", err)
 		return exitUnavailable
 	}
+}
+
+// connected reports whether a ZooKeeper client in state s can take a
+// lock (a read-only server cannot: it refuses writes).
+func connected(s session.State) bool {
+	return s == session.Connected || s == session.Reconnected
 }
 
 // waitingFor is what an ended wait was doing, for messages: "waiting for
@@ -50,15 +71,9 @@ func (r *runner) describeHolder() string {
 	if r.client == nil {
 		return "" // not known on the other backends
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	entries, err := listLock(ctx, r.client, r.o.path)
+	entries, ours, err := r.listing(context.Background())
 	if err != nil {
 		return ""
-	}
-	var ours int64
-	if s := r.client.CurrentSession(); s != nil {
-		ours = s.ID()
 	}
 	var holders []string
 	onlyReaders := true
@@ -72,9 +87,7 @@ func (r *runner) describeHolder() string {
 	if len(holders) == 0 {
 		return ""
 	}
-	if n := len(holders); n > maxDescribed {
-		holders = append(holders[:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
-	}
+	holders = atMost(holders)
 	if r.o.kind == kindRead && onlyReaders {
 		for _, e := range entries {
 			if e.role != roleHolder && e.kind != kindRead.String() && e.session != ours {
@@ -86,8 +99,29 @@ func (r *runner) describeHolder() string {
 	return " (held by " + strings.Join(holders, "; ") + ")"
 }
 
-// maxDescribed is how many holders describeHolder names.
+// maxDescribed is how many holders a message names.
 const maxDescribed = 3
+
+// atMost keeps the first maxDescribed holders, and says how many more.
+func atMost(holders []string) []string {
+	if n := len(holders); n > maxDescribed {
+		return append(holders[:maxDescribed:maxDescribed], fmt.Sprintf("and %d more", n-maxDescribed))
+	}
+	return holders
+}
+
+// listing lists the ZooKeeper lock's nodes for a message (bounded by
+// describeTimeout) with the id of zklock's own session, whose nodes are
+// zklock's.
+func (r *runner) listing(ctx context.Context) (entries []lockEntry, ours int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	defer cancel()
+	if s := r.client.CurrentSession(); s != nil {
+		ours = s.ID()
+	}
+	entries, err = listLock(ctx, r.client, r.o.path)
+	return entries, ours, err
+}
 
 // describeEntry is "DATA, session 0x...", with "reader " or "writer " first
 // for the nodes of a read/write lock.

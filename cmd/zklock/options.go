@@ -126,6 +126,7 @@ type runOptions struct {
 	conn      connOptions
 	out       outputOptions
 	timeout   time.Duration // 0: wait forever
+	progress  time.Duration // -v: how often a wait is reported; 0: never
 	grace     time.Duration
 	try       bool
 	backend   backendOptions
@@ -148,7 +149,7 @@ func newFlagSet(name string) *flag.FlagSet {
 // parseRun parses the lock-and-run command line. The error is a usage
 // error, or flag.ErrHelp for -h/--help.
 func parseRun(args []string) (*runOptions, error) {
-	o := &runOptions{grace: defaultGrace}
+	o := &runOptions{grace: defaultGrace, progress: defaultProgress}
 	var kinds kindFlags
 	fs, bs, takers := runFlags(o, &kinds)
 	if err := fs.Parse(args); err != nil {
@@ -219,6 +220,7 @@ func runFlags(o *runOptions, kinds *kindFlags) (*flag.FlagSet, []backend, backen
 	fs := newFlagSet("zklock")
 	o.out.register(fs)
 	fs.Var(durationValue{d: &o.timeout}, "timeout", "stop waiting after this long (0: forever)")
+	fs.Var(durationValue{d: &o.progress}, "progress", "with -v: report a wait that goes on this often (0: never)")
 	fs.Var(durationValue{d: &o.grace}, "grace", "time between SIGTERM and SIGKILL after the lock is lost")
 	fs.BoolVar(&o.try, "try", false, "fail at once if the lock is held")
 	fs.StringVar(&o.data, "data", "", "stored in the lock node (default HOSTNAME:PID)")
@@ -231,7 +233,7 @@ func runFlags(o *runOptions, kinds *kindFlags) (*flag.FlagSet, []backend, backen
 func validateLockPath(p string) error {
 	if err := session.ValidatePath(p); err != nil {
 		msg := "invalid PATH: " + invalidReason(err)
-		if p == "ls" || p == "watch" || p == "version" {
+		if p == "ls" || p == "watch" || p == "version" || p == "completion" {
 			msg += "; subcommands come first: zklock " + p + " [flags] ..."
 		}
 		return errors.New(msg)

@@ -107,6 +107,15 @@ type registerSpec struct {
 func parseRegister(args []string) (*runOptions, registerSpec, error) {
 	o := &runOptions{grace: defaultGrace, backend: backendOptions{name: backendZK}}
 	var ro registerOptions
+	fs := registerFlags(o, &ro)
+	if err := fs.Parse(args); err != nil {
+		return nil, registerSpec{}, err
+	}
+	return registerSpecOf(args, fs, o, &ro)
+}
+
+// registerFlags is register's flag set, setting o and ro.
+func registerFlags(o *runOptions, ro *registerOptions) *flag.FlagSet {
 	fs := newFlagSet("zklock register")
 	o.conn.register(fs)
 	o.conn.registerACL(fs)
@@ -119,9 +128,12 @@ func parseRegister(args []string) (*runOptions, registerSpec, error) {
 	fs.StringVar(&ro.payloadFile, "payload-file", "", "")
 	fs.Var(durationValue{d: &o.timeout}, "timeout", "")
 	fs.Var(durationValue{d: &o.grace}, "grace", "")
-	if err := fs.Parse(args); err != nil {
-		return nil, registerSpec{}, err
-	}
+	return fs
+}
+
+// registerSpecOf checks register's parsed command line (args as given,
+// fs parsed) and says what to register.
+func registerSpecOf(args []string, fs *flag.FlagSet, o *runOptions, ro *registerOptions) (*runOptions, registerSpec, error) {
 	rest := fs.Args()
 	if used := len(args) - len(rest); used == 0 || args[used-1] != "--" {
 		if len(rest) > 0 {

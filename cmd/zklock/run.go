@@ -195,7 +195,9 @@ func (r *runner) acquire() (recipes.Lease, int) {
 	if r.o.try {
 		lease, err = r.lock.TryAcquire(ctx)
 	} else {
+		stopFollow := r.followWait()
 		lease, err = r.lock.Acquire(ctx)
+		stopFollow()
 	}
 	stopWatch()
 	if msg := r.trace.gaveUp(); msg != "" {
@@ -210,6 +212,11 @@ func (r *runner) acquire() (recipes.Lease, int) {
 	switch {
 	case err == nil:
 		return lease, exitOK
+	case errors.Is(err, recipes.ErrQuiet):
+		// Before ErrLocked, which it also is: nobody may hold it.
+		r.rep.errorf("%s is not granted to anyone yet: quiet period after a restart of %s (it may have forgotten a holder; it grants the lock again after a TTL)",
+			r.lockName(), r.o.server())
+		return nil, exitQuiet
 	case errors.Is(err, recipes.ErrLocked):
 		r.rep.errorf("%s is held%s", r.lockName(), r.describeHolder())
 		return nil, exitTempFail

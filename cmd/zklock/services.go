@@ -58,16 +58,22 @@ type servicesOptions struct {
 	json bool
 }
 
-// servicesMain is `zklock services [flags] [NAME]`.
-func servicesMain(args []string, stdout, stderr io.Writer) int {
-	var conn connOptions
-	var out outputOptions
-	var so servicesOptions
+// servicesFlags is services' flag set, setting conn, out and so.
+func servicesFlags(conn *connOptions, out *outputOptions, so *servicesOptions) *flag.FlagSet {
 	fs := newFlagSet("zklock services")
 	conn.register(fs)
 	out.register(fs)
 	fs.StringVar(&so.base, "base", discovery.DefaultBasePath, "")
 	fs.BoolVar(&so.json, "json", false, "")
+	return fs
+}
+
+// servicesMain is `zklock services [flags] [NAME]`.
+func servicesMain(args []string, stdout, stderr io.Writer) int {
+	var conn connOptions
+	var out outputOptions
+	var so servicesOptions
+	fs := servicesFlags(&conn, &out, &so)
 	name, err := parseServices(fs, args, &so)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, servicesUsage)

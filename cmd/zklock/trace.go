@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
@@ -76,8 +78,11 @@ func (lt *leaseTrace) gaveUp() string {
 	if !lt.hasDone || lt.done.Outcome == locktrace.OutcomeAcquired {
 		return ""
 	}
-	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome,
-		contention(lt.done.Contended))
+	why := contention(lt.done.Contended)
+	if errors.Is(lt.done.Err, recipes.ErrQuiet) {
+		why = "quiet period after a restart"
+	}
+	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome, why)
 }
 
 func contention(c bool) string {

@@ -59,7 +59,7 @@ Flags (before or after PATH):
   --node                   PATH alone (--depth 0)
   --data                   print the data too (kept in memory: without --data
                            zklock keeps each node's stat only)
-  --json                   print JSON Lines (below) instead
+  -o json, --output json, --json  print JSON Lines (below) instead (default -o text)
   --timeout DUR            see above (default 30s)
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
   --namespace PATH         prefix of every path on the server
@@ -119,7 +119,7 @@ func watchFlags(o *watchOptions, children, node *bool) *flag.FlagSet {
 	fs.BoolVar(children, "children", false, "PATH and its children (--depth 1)")
 	fs.BoolVar(node, "node", false, "PATH alone (--depth 0)")
 	fs.BoolVar(&o.data, "data", false, "print the data too")
-	fs.BoolVar(&o.json, "json", false, "print JSON Lines")
+	registerFormat(fs, &o.json)
 	o.timeout = defaultWatchTimeout
 	fs.Var(durationValue{d: &o.timeout}, "timeout", "how long to wait for ZooKeeper (0: forever)")
 	return fs
@@ -260,13 +260,16 @@ func (w *watcher) run() int {
 	return w.loop(ctx, x, states, start, client.State())
 }
 
-// connectionTimeout is session.Connect's bound: --timeout, or no bound for
-// --timeout 0 (the context then decides).
-func (w *watcher) connectionTimeout() time.Duration {
-	if w.o.timeout == 0 {
+// connectionTimeout is session.Connect's bound: see connectionBound.
+func (w *watcher) connectionTimeout() time.Duration { return connectionBound(w.o.timeout) }
+
+// connectionBound is session.Connect's bound for a --timeout of d (ls,
+// watch): d, or no bound for --timeout 0 (the context then decides).
+func connectionBound(d time.Duration) time.Duration {
+	if d == 0 {
 		return math.MaxInt64
 	}
-	return w.o.timeout
+	return d
 }
 
 func (w *watcher) cacheOptions() []cache.Option {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
@@ -17,7 +18,8 @@ var (
 	// restarted, was flushed, or this is the key's first use on it), so it
 	// grants the lock to no one for the TTL + 2 s after that was found.
 	// TryAcquire's error is then recipes.ErrLocked and ErrQuiet.
-	ErrQuiet = errors.New("memcachedlock: the server may have forgotten the lock's holder (restarted, flushed, or the key's first use): it grants the lock to no one until the TTL + 2 s after that was found have passed")
+	// It is recipes.ErrQuiet.
+	ErrQuiet = fmt.Errorf("%w: memcachedlock: the server may have forgotten the lock's holder (restarted, flushed, or the key's first use): it grants the lock to no one until the TTL + 2 s after that was found have passed", recipes.ErrQuiet)
 	// ErrEvictions: the server runs with evictions on, so it may drop a
 	// held lock's item and grant the lock to another client.
 	ErrEvictions = errors.New("memcachedlock: memcached runs with evictions on")

@@ -137,6 +137,7 @@ func TestFirstUseIsQuiet(t *testing.T) {
 	_, err := newLock(t, client(t, m.Addr()), "first", opts...).TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked)
 	require.ErrorIs(t, err, memcachedlock.ErrQuiet)
+	require.ErrorIs(t, err, recipes.ErrQuiet, "the shared sentinel")
 	t.Logf("TryAcquire at the first use: %v", err)
 	start := time.Now()
 	lease, err := newLock(t, client(t, m.Addr()), "first", opts...).Acquire(ctx)

@@ -174,3 +174,18 @@ func TestString(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "redislock orders", l.String())
 }
+
+// A server younger than the lock's TTL grants nothing (it may have
+// forgotten a holder): TryAcquire is refused with an error that says so,
+// ErrQuiet (and recipes.ErrQuiet) besides recipes.ErrLocked, so that a
+// caller can tell it from a lock someone holds.
+func TestTryAcquireQuiet(t *testing.T) {
+	r := harness.StartRedis(t)
+	ctx := ctxT(t)
+	// A TTL the test cannot outlast: the server is quiet throughout.
+	_, err := newLock(t, client(t, r.Addr()), "quiet", redislock.WithTTL(time.Hour)).TryAcquire(ctx)
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	require.ErrorIs(t, err, redislock.ErrQuiet)
+	require.ErrorIs(t, err, recipes.ErrQuiet)
+	t.Logf("TryAcquire in the quiet period: %v", err)
+}

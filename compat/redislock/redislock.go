@@ -138,6 +138,12 @@ func (c *Client) subscription(channel string) *subscriber {
 // more.
 var ErrClosed = errors.New("redislock: the Client is closed")
 
+// ErrQuiet: the Redis server restarted (or lost its data) less than a TTL
+// ago, so it may have forgotten the lock's holder: it grants the lock to
+// no one until the TTL has passed. TryAcquire's error is then
+// recipes.ErrLocked and ErrQuiet (also recipes.ErrQuiet); Acquire waits.
+var ErrQuiet = fmt.Errorf("%w: redislock: the server restarted less than a TTL ago and may have forgotten the lock's holder", recipes.ErrQuiet)
+
 // isClosed says whether Close was called.
 func (c *Client) isClosed() bool {
 	c.mu.Lock()
@@ -226,7 +232,9 @@ func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noC
 // "{name}:queue" and "{name}:quiet", after the Client's key prefix (WithKeyPrefix)
 // when it has one (one hash tag: one slot of a Redis Cluster; the last
 // marks the server's quiet period after a restart, and outlives the
-// lock's last use by a day, as the fence does). No I/O is done.
+// lock's last use by a day, as the fence does). No I/O is done. zklock
+// --backend redis PATH takes New(c, PATH), the leading / included: its
+// /orders is the key "{/orders}", not New(c, "orders")'s "{orders}".
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:

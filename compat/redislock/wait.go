@@ -50,7 +50,7 @@ func (w *waiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gran
 	if got.quiet {
 		// Free, but the server's quiet period: it may have forgotten a
 		// holder.
-		o.Why = fmt.Sprintf("the server restarted less than a TTL ago and may have forgotten its holder: it grants nothing for %v", got.wait)
+		o.Why = fmt.Errorf("%w: it grants nothing for %v", ErrQuiet, got.wait)
 	}
 	return o, nil
 }

@@ -13,6 +13,13 @@ import (
 // more.
 var ErrClosed = errors.New("redlock: the Client is closed")
 
+// ErrQuiet: servers that restarted (or lost their data) less than a TTL
+// ago, and so may have forgotten the lock's holder, rule a majority out:
+// they grant the lock to no one until the TTL has passed. TryAcquire's
+// error is then recipes.ErrLocked and ErrQuiet (also recipes.ErrQuiet),
+// not when servers that hold the lock rule it out alone; Acquire waits.
+var ErrQuiet = fmt.Errorf("%w: redlock: servers restarted less than a TTL ago and may have forgotten the lock's holder", recipes.ErrQuiet)
+
 // Close waits for the Client's clean-ups that run in the background (what
 // an attempt took, or a lease held, released on servers that did not
 // answer in time) for ttl.CloseWait at most, and stops those still

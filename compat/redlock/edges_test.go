@@ -342,3 +342,15 @@ func TestReleaseWhileServersAreCut(t *testing.T) {
 	proxies[1].Restore(t)
 	takenSoon(t, servers, "release-cut")
 }
+
+// Servers younger than the lock's TTL grant nothing (they may have
+// forgotten a holder): TryAcquire is refused with an error that says so,
+// ErrQuiet (and recipes.ErrQuiet) besides recipes.ErrLocked.
+func TestTryAcquireQuiet(t *testing.T) {
+	servers := harness.StartRedisN(t, 3)
+	_, err := newLock(t, servers, "quiet", redlock.WithTTL(time.Hour)).TryAcquire(ctxT(t))
+	require.ErrorIs(t, err, recipes.ErrLocked)
+	require.ErrorIs(t, err, redlock.ErrQuiet)
+	require.ErrorIs(t, err, recipes.ErrQuiet)
+	t.Logf("TryAcquire in the quiet period: %v", err)
+}

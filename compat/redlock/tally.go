@@ -75,8 +75,12 @@ func (t tally) next(what string, wait bool, ended error) (step, error) {
 		return stepGiveUp, fmt.Errorf("%w (%s, last attempt: %v)", ended, what, t)
 	case wait:
 		return stepRetry, nil
-	case t.heldElsewhere():
+	case t.held > t.n-t.quorum:
 		return stepGiveUp, t.wrap(recipes.ErrLocked, what)
+	case t.heldElsewhere():
+		// Only with the quiet servers is a majority ruled out: the lock
+		// may be free, which the error says.
+		return stepGiveUp, t.wrap(fmt.Errorf("%w: %w", recipes.ErrLocked, ErrQuiet), what)
 	}
 	// Servers did not answer: the lock is not known to be held.
 	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, what)

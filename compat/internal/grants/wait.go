@@ -47,9 +47,10 @@ type Outcome struct {
 	// Wait is, when not Acquired, how long the holder's lock lives at
 	// most (0: unknown): the waiter tries again by then.
 	Wait time.Duration
-	// Why, when not Acquired and not empty, says why a lock that may be
-	// free was refused: a TryAcquire's error says it.
-	Why string
+	// Why, when not Acquired and not nil, says why a lock that may be
+	// free was refused (the backend's ErrQuiet): a TryAcquire's error
+	// wraps it.
+	Why error
 }
 
 // Wait takes the lock through q: with wait false (TryAcquire), at once
@@ -100,8 +101,8 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 		// in the queue, or TryAcquire is refused (it did not queue).
 		a.Queued()
 		switch {
-		case !wait && got.Why != "":
-			return nil, fmt.Errorf("%w: %s: %s", recipes.ErrLocked, q, got.Why)
+		case !wait && got.Why != nil:
+			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrLocked, q, got.Why)
 		case !wait:
 			return nil, fmt.Errorf("%w: %s", recipes.ErrLocked, q)
 		}

@@ -217,10 +217,11 @@ func TestWaitGivesUp(t *testing.T) {
 // take back; an error gives up (its reply lost, it may have taken the
 // lock), and is not tried again.
 func TestWaitTry(t *testing.T) {
-	q := &fakeQueue{board: confirmedBoard(), answers: []answer{{o: Outcome{Wait: time.Hour, Why: "the server restarted"}}}}
+	q := &fakeQueue{board: confirmedBoard(), answers: []answer{{o: Outcome{Wait: time.Hour, Why: fmt.Errorf("%w: the server restarted", recipes.ErrQuiet)}}}}
 	_, err := Wait(testCtx(t), q, false, time.Hour, nil)
 	assert.ErrorIs(t, err, recipes.ErrLocked)
-	assert.EqualError(t, err, recipes.ErrLocked.Error()+": fake lock: the server restarted")
+	assert.ErrorIs(t, err, recipes.ErrQuiet)
+	assert.EqualError(t, err, recipes.ErrLocked.Error()+": fake lock: "+recipes.ErrQuiet.Error()+": the server restarted")
 	assert.False(t, q.watched)
 	assert.False(t, q.queued)
 	assert.Zero(t, q.gaveUp)
