@@ -145,8 +145,13 @@ func (d *Double) join(f *follower) error {
 	case !ok:
 		return m.lost(nil)
 	case st.EphemeralOwner != m.owner:
-		// Made by a later session: the one we follow is gone.
-		return m.lost(fmt.Errorf("made by session 0x%x", st.EphemeralOwner))
+		// Made by a later session: the one we follow is gone. The node
+		// is ours (its name is new) and lives with the client's session:
+		// left behind, the others would count a member that gave up, so
+		// it goes before the loss is told (abandon removes no node of a
+		// lost member).
+		lost := m.lost(fmt.Errorf("made by session 0x%x", st.EphemeralOwner))
+		return errors.Join(lost, m.remove(f.ctx))
 	}
 	return nil
 }
