@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
 	"github.com/zkrecipes/zkrecipes/session"
@@ -29,21 +28,9 @@ func TestLeaveDeleteReplyLost(t *testing.T) {
 	cut := zktest.Connect(t, []string{px.Addr()}, session.WithSessionTimeout(30*time.Second))
 	observer := zktest.Connect(t, servers)
 	p := pathOf(t)
-	// Enter until the member behind the proxy is not the lowest: it then
-	// lists, watches the lowest and deletes its node.
-	var ds []*barrier.Double
-	for {
-		ds = []*barrier.Double{newDouble(t, cut, p, 2), newDouble(t, observer, p, 2)}
-		for _, r := range []result{enter(ctxT(t), ds[0]), enter(ctxT(t), ds[1])} {
-			require.NoError(t, r.await(t, "Enter"))
-		}
-		if lowestOf(ds) == 1 {
-			break
-		}
-		for _, r := range []result{leave(ctxT(t), ds[0]), leave(ctxT(t), ds[1])} {
-			require.NoError(t, r.await(t, "Leave"))
-		}
-	}
+	// The member behind the proxy is not the lowest: it lists, watches
+	// the lowest and deletes its node.
+	ds := enterPair(t, cut, observer, p, 1)
 	zktest.AwaitProven(t, cut)
 	states, err := cut.Subscribe(ctxT(t))
 	require.NoError(t, err)
