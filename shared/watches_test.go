@@ -3,7 +3,6 @@ package shared_test
 import (
 	"fmt"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -78,16 +77,7 @@ func watchesOfFollower(t testing.TB) int {
 // the loop is not waiting in await now.
 func watchesOfWaitingFollower(t testing.TB) (int, bool) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	stacks := strings.Split(string(buf), "\n\n")
+	stacks := zktest.Goroutines()
 	header := regexp.MustCompile(`^goroutine (\d+) `)
 	var loop string
 	for _, s := range stacks {

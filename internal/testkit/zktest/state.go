@@ -1,6 +1,8 @@
 package zktest
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +48,18 @@ func AwaitProven(t testing.TB, c *session.Client) {
 			t.Fatalf("the session was not proven within %v", WaitLimit)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Goroutines returns the stack of every goroutine of the process, one
+// string each, the caller's first (runtime.Stack's text, split).
+func Goroutines() []string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Split(string(buf[:n]), "\n\n")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
