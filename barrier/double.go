@@ -145,8 +145,13 @@ func (d *Double) join(f *follower) error {
 	case !ok:
 		return m.lost(nil)
 	case st.EphemeralOwner != m.owner:
-		// Made by a later session: the one we follow is gone.
-		return m.lost(fmt.Errorf("made by session 0x%x", st.EphemeralOwner))
+		// Made by a later session: the one we follow is gone. The node
+		// is ours (its name is new) and lives with the client's session:
+		// left behind, the others would count a member that gave up, so
+		// it goes before the loss is told (abandon removes no node of a
+		// lost member).
+		lost := m.lost(fmt.Errorf("made by session 0x%x", st.EphemeralOwner))
+		return errors.Join(lost, m.remove(f.ctx))
 	}
 	return nil
 }
@@ -305,16 +310,16 @@ func (d *Double) leave(f *follower) error {
 }
 
 // deleteOurs deletes our node in the leave protocol; from then on only
-// the client's close ends the wait. A node gone before we deleted it
-// means the others stopped counting us earlier.
+// the client's close ends the wait. NoNode is our node gone all the
+// same, as Leave wants it: most often our own delete, applied before a
+// connection loss and tried again by the client on its new connection
+// (its reply was lost); else deleted by someone else, or with a session
+// that ended, while we were leaving anyway. The others count us gone
+// either way, so Leave goes on and waits for them (a loss of the session
+// seen first by the follower has ended the wait already).
 func (d *Double) deleteOurs(f *follower) error {
 	err := d.c.Delete(f.ctx, f.m.path, -1)
-	switch {
-	case errors.Is(err, session.ErrNoNode):
-		// Also when the client retried a delete of ours whose reply was
-		// lost (rare): the node is gone either way.
-		return f.m.lost(nil)
-	case err != nil:
+	if err != nil && !errors.Is(err, session.ErrNoNode) {
 		return notThrough(f.ctx, err)
 	}
 	f.holding.Store(false)

@@ -88,6 +88,25 @@ func watched(t testing.TB, server, path string, n int) {
 	}, waitLimit, 20*time.Millisecond, "want %d sessions watching %s", n, path)
 }
 
+// enterPair enters a member on a and one on b (ds[0] and ds[1]) into
+// the double barrier at p for 2, again (after both left) until ds[lowest]
+// is the lowest member, and returns them.
+func enterPair(t testing.TB, a, b *session.Client, p string, lowest int) []*barrier.Double {
+	t.Helper()
+	for {
+		ds := []*barrier.Double{newDouble(t, a, p, 2), newDouble(t, b, p, 2)}
+		for _, r := range []result{enter(ctxT(t), ds[0]), enter(ctxT(t), ds[1])} {
+			require.NoError(t, r.await(t, "Enter"))
+		}
+		if lowestOf(ds) == lowest {
+			return ds
+		}
+		for _, r := range []result{leave(ctxT(t), ds[0]), leave(ctxT(t), ds[1])} {
+			require.NoError(t, r.await(t, "Leave"))
+		}
+	}
+}
+
 // lowestOf is the index of the member whose node sorts first.
 func lowestOf(ds []*barrier.Double) int {
 	low := 0
@@ -206,20 +225,8 @@ func TestLeaveSessionLost(t *testing.T) {
 	observer := zktest.Connect(t, z.Servers())
 	cut := zktest.Connect(t, []string{px.Addr()}, session.WithSessionTimeout(2*time.Second))
 	p := pathOf(t)
-	// Enter until the member behind the proxy is the lowest.
-	var ds []*barrier.Double
-	for {
-		ds = []*barrier.Double{newDouble(t, cut, p, 2), newDouble(t, observer, p, 2)}
-		for _, r := range []result{enter(ctxT(t), ds[0]), enter(ctxT(t), ds[1])} {
-			require.NoError(t, r.await(t, "Enter"))
-		}
-		if lowestOf(ds) == 0 {
-			break
-		}
-		for _, r := range []result{leave(ctxT(t), ds[0]), leave(ctxT(t), ds[1])} {
-			require.NoError(t, r.await(t, "Leave"))
-		}
-	}
+	// The member behind the proxy is the lowest.
+	ds := enterPair(t, cut, observer, p, 0)
 	ours := path.Base(ds[0].Node())
 	r := leave(ctxT(t), ds[0])
 	r.pending(t, "Leave of the lowest")

@@ -68,7 +68,7 @@ func cutWrite(t *testing.T, name string, do func(*testing.T, *counter.Long) (cou
 	check, err := counter.NewLong(zktest.Connect(t, servers), path)
 	require.NoError(t, err)
 	require.NoError(t, check.Set(ctxT(t), 10))
-	awaitProven(t, c)
+	zktest.AwaitProven(t, c)
 	_, err = l.Get(ctxT(t))
 	require.NoError(t, err)
 
@@ -98,23 +98,6 @@ func cutWrite(t *testing.T, name string, do func(*testing.T, *counter.Long) (cou
 	require.NoError(t, err)
 	require.Contains(t, []int64{10, 11}, n, "applied once or not at all")
 	return n == 11
-}
-
-// awaitProven waits until c has proven its session (its first round of
-// proof is done), within waitLimit: no round is then due for a quarter of
-// the session timeout.
-func awaitProven(t *testing.T, c *session.Client) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		if _, ok := c.CurrentSession().ServerDeadline(); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session was not proven within %v", waitLimit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // getSize and setSize are the sizes on the wire, length prefix included,

@@ -48,8 +48,18 @@ func follow[T any](ctx context.Context, v *Value, decode func([]byte) (T, error)
 		defer close(out)
 		defer drain(states)
 		var last *session.Stat
+		// ev is the watch that stands on the node, nil when none does.
+		// A reconnection to the same session keeps it (the client sets
+		// it again on the server), so the read that follows sets no
+		// other: each would pin a channel in the client and a goroutine
+		// until the node next changes, one more per reconnection. A new
+		// session ends it (NotWatching), and then a new one is set.
+		var ev <-chan session.Event
 		for {
-			data, st, ev, err := v.read(ctx, true)
+			data, st, nev, err := v.read(ctx, ev == nil)
+			if ev == nil {
+				ev = nev
+			}
 			if err == nil && (last == nil || moved(last, st)) {
 				last = st
 				n, derr := decode(data)
@@ -59,8 +69,12 @@ func follow[T any](ctx context.Context, v *Value, decode func([]byte) (T, error)
 					return
 				}
 			}
-			if !await(ctx, states, ev, err != nil) {
+			again, fired := await(ctx, states, ev, err != nil)
+			if !again {
 				return
+			}
+			if fired {
+				ev = nil
 			}
 		}
 	}()
@@ -77,8 +91,9 @@ func moved(last, st *session.Stat) bool {
 // await waits until the node should be read again: its watch fired, the
 // client (re)connected (to a new session, whose watches are gone, or to
 // the same one after a disconnection), or, after a failed read, rereadWait
-// passed. It returns false when ctx ended or the client was closed.
-func await(ctx context.Context, states <-chan session.StateChange, ev <-chan session.Event, failed bool) bool {
+// passed. It returns again false when ctx ended or the client was
+// closed, and fired true when the watch fired or ended.
+func await(ctx context.Context, states <-chan session.StateChange, ev <-chan session.Event, failed bool) (again, fired bool) {
 	var timer <-chan time.Time
 	if failed {
 		t := time.NewTimer(rereadWait)
@@ -88,17 +103,17 @@ func await(ctx context.Context, states <-chan session.StateChange, ev <-chan ses
 	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return false, false
 		case <-ev:
-			return true // fired, or ended (NotWatching, or closed with ctx): read again either way
+			return true, true // fired, or ended (NotWatching, or closed with ctx): read again either way
 		case <-timer:
-			return true
+			return true, false
 		case s, ok := <-states:
 			switch {
 			case !ok || s.State == session.Closed:
-				return false
+				return false, false
 			case s.State == session.Connected || s.State == session.Reconnected || s.State == session.ReadOnly:
-				return true
+				return true, false
 			}
 		}
 	}
