@@ -45,7 +45,7 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 	own := make([][]float64, len(impls))
 	exec := make([]Counts, len(impls))
 	for r := 0; b.Loop(); r++ {
-		ones, execs, err := commonRound(ctx, impls, addrs, r, func(ctx context.Context, cs []client) (int, error) {
+		ones, execs, _, err := commonRound(ctx, impls, addrs, r, false, func(ctx context.Context, cs []client) (int, error) {
 			for range commonOps / commonSlices {
 				if err := once(ctx, cs[0]); err != nil {
 					return 0, err
@@ -56,7 +56,7 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 		if err != nil {
 			b.Fatalf("one client: %v", err)
 		}
-		owns, _, err := commonRound(ctx, impls, addrs, r, func(ctx context.Context, cs []client) (int, error) {
+		owns, _, _, err := commonRound(ctx, impls, addrs, r, false, func(ctx context.Context, cs []client) (int, error) {
 			res, err := contend(ctx, cs, commonAcq/commonSlices, workload{})
 			return res.acq, err
 		}, contenders, nil)
@@ -81,7 +81,7 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 		b.ReportMetric(perOp, im.name+"-exec/op")
 		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.0f | %.2f | %.2f |\n", im.name, m1, lockbench.Median(r1), m16, lockbench.Median(r16), perOp)
 		fmt.Fprintf(&details, "%s: one client by round %s (/%s %s); own locks by round %s (/%s %s); executed per op: %s\n",
-			im.name, fmtFloats(one[i]), impls[ref].name, fmtRatios(r1), fmtFloats(own[i]), impls[ref].name, fmtRatios(r16),
+			im.name, fmtFloats(one[i]), impls[ref].name, fmtFloats(r1, "%.2f"), fmtFloats(own[i]), impls[ref].name, fmtFloats(r16, "%.2f"),
 			Breakdown(exec[i], rounds*commonOps))
 	}
 	table(b, "%d rounds; one client: %d operations; %d clients on locks of their own: %d acquisitions; each in %d alternating blocks:%s%s",
@@ -89,12 +89,13 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 }
 
 // commonRound opens n fresh clients of each implementation (client k on
-// its own lock), warms them up with a block each, then runs commonSlices
-// blocks of each, alternating, and returns each one's rate (operations
-// over the sum of its blocks' times) and, when admins is not nil, what
-// Redis executed during its blocks.
-func commonRound(ctx context.Context, impls []impl, addrs []string, r int,
-	block func(context.Context, []client) (int, error), n int, admins []*redis.Client) ([]float64, []Counts, error) {
+// its own lock, or all on one when one is set), warms them up with a
+// block each, then runs commonSlices blocks of each, alternating, and
+// returns each one's rate (operations over the sum of its blocks' times),
+// when admins is not nil what Redis executed during its blocks, and its
+// fairness (fewest over most acquisitions of one client, over the round).
+func commonRound(ctx context.Context, impls []impl, addrs []string, r int, one bool,
+	block func(context.Context, []client) (int, error), n int, admins []*redis.Client) ([]float64, []Counts, []float64, error) {
 	clients := make([][]client, len(impls))
 	defer func() {
 		for _, cs := range clients {
@@ -108,14 +109,21 @@ func commonRound(ctx context.Context, impls []impl, addrs []string, r int,
 	for i, im := range impls {
 		clients[i] = make([]client, n)
 		for k := range clients[i] {
-			c, err := im.open(addrs, fmt.Sprintf("common-%s-%d", im.name, k), NewCounter())
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", im.name, err)
+			name := fmt.Sprintf("common-%s-%d", im.name, k)
+			if one {
+				name = "common-" + im.name
 			}
-			clients[i][k] = c
+			c, err := im.open(addrs, name, NewCounter())
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: %w", im.name, err)
+			}
+			clients[i][k] = &countedClient{client: c}
 		}
 		if _, err := block(ctx, clients[i]); err != nil { // connections, scripts loaded, the locks' first grants
-			return nil, nil, fmt.Errorf("%s: warming up: %w", im.name, err)
+			return nil, nil, nil, fmt.Errorf("%s: warming up: %w", im.name, err)
+		}
+		for _, c := range clients[i] {
+			c.(*countedClient).n.Store(0)
 		}
 	}
 	ops := make([]int, len(impls))
@@ -128,30 +136,108 @@ func commonRound(ctx context.Context, impls []impl, addrs []string, r int,
 			if admins != nil {
 				var err error
 				if e0, err = CommandStats(ctx, admins...); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 			start := time.Now()
 			done, err := block(ctx, clients[i])
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", impls[i].name, err)
+				return nil, nil, nil, fmt.Errorf("%s: %w", impls[i].name, err)
 			}
 			took[i] += time.Since(start)
 			ops[i] += done
 			if admins != nil {
 				e1, err := CommandStats(ctx, admins...)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				exec[i] = exec[i].Add(e1.Sub(e0))
 			}
 		}
 	}
 	rates := make([]float64, len(impls))
+	fair := make([]float64, len(impls))
 	for i := range impls {
 		rates[i] = float64(ops[i]) / took[i].Seconds()
+		fair[i] = fairness(clients[i])
 	}
-	return rates, exec, nil
+	return rates, exec, fair, nil
+}
+
+// countedClient counts its client's acquisitions.
+type countedClient struct {
+	client
+	n atomic.Int64
+}
+
+func (c *countedClient) lock(ctx context.Context) (func(context.Context) error, error) {
+	release, err := c.client.lock(ctx)
+	if err == nil {
+		c.n.Add(1)
+	}
+	return release, err
+}
+
+// fairness is the fewest over the most acquisitions of one of cs
+// (countedClients).
+func fairness(cs []client) float64 {
+	lo, hi := int64(-1), int64(0)
+	for _, c := range cs {
+		n := c.(*countedClient).n.Load()
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	if hi == 0 {
+		return 0
+	}
+	return float64(lo) / float64(hi)
+}
+
+// BenchmarkCompatContendedCommon is BenchmarkCompatContended (16 clients
+// on one lock, hold 0, think 0) by BenchmarkCompatCommonCase's method:
+// each iteration a round of commonAcq acquisitions of each
+// implementation, in commonSlices alternating blocks; reported: the
+// medians over rounds of the rate, its ratio to bsm/redislock's, the
+// commands executed per acquisition and the fairness over the round.
+func BenchmarkCompatContendedCommon(b *testing.B) {
+	addrs, admins := servers(b, 1)
+	impls := []impl{bsmImpl(time.Millisecond), redislockImpl}
+	ctx := bounded(b, benchLimit)
+	rates := make([][]float64, len(impls))
+	fair := make([][]float64, len(impls))
+	exec := make([]Counts, len(impls))
+	for r := 0; b.Loop(); r++ {
+		rs, ex, fs, err := commonRound(ctx, impls, addrs, r, true, func(ctx context.Context, cs []client) (int, error) {
+			res, err := contend(ctx, cs, commonAcq/commonSlices, workload{})
+			return res.acq, err
+		}, contenders, admins)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range impls {
+			rates[i], fair[i], exec[i] = append(rates[i], rs[i]), append(fair[i], fs[i]), exec[i].Add(ex[i])
+		}
+	}
+	b.StopTimer()
+	rounds := len(rates[0])
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "\n| impl | acq/s | /%s | executed/acq | fairness |\n|---|---|---|---|---|\n", impls[0].name)
+	for i, im := range impls {
+		perAcq := float64(exec[i].Total) / float64(rounds*commonAcq)
+		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.2f | %.2f |\n", im.name, lockbench.Median(rates[i]),
+			lockbench.Median(ratios(rates[i], rates[0])), perAcq, lockbench.Median(fair[i]))
+		b.ReportMetric(lockbench.Median(rates[i]), im.name+"-acq/s")
+		b.ReportMetric(perAcq, im.name+"-exec/acq")
+		b.ReportMetric(lockbench.Median(fair[i]), im.name+"-fair")
+	}
+	for i, im := range impls {
+		fmt.Fprintf(&tab, "%s: acq/s by round %s (/%s %s); fairness by round %s; executed per acq: %s\n", im.name,
+			fmtFloats(rates[i]), impls[0].name, fmtFloats(ratios(rates[i], rates[0]), "%.2f"), fmtFloats(fair[i], "%.2f"), Breakdown(exec[i], rounds*commonAcq))
+	}
+	table(b, "%d rounds; %d clients on one lock, hold 0, think 0: %d acquisitions of each in %d alternating blocks:%s",
+		rounds, contenders, commonAcq, commonSlices, tab.String())
 }
 
 // ratios is xs[k]/ys[k], round by round.
@@ -161,14 +247,6 @@ func ratios(xs, ys []float64) []float64 {
 		r[k] = xs[k] / ys[k]
 	}
 	return r
-}
-
-func fmtRatios(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.2f", x)
-	}
-	return strings.Join(s, " ")
 }
 
 // sharedImpl is im with every contender on one client of im (one
