@@ -226,10 +226,7 @@ func WithoutEvictionCheck() ClientOption { return func(o *clientOptions) { o.noC
 // "{name}:queue" and "{name}:quiet", after the Client's key prefix (WithKeyPrefix)
 // when it has one (one hash tag: one slot of a Redis Cluster; the last
 // marks the server's quiet period after a restart, and outlives the
-// lock's last use by a day, as the fence does). Released, the lock's key
-// stays a day too, as "-", its last token and the server's run id: the
-// next acquisition reads there that nobody waits and that the server
-// forgot nothing since. No I/O is done.
+// lock's last use by a day, as the fence does). No I/O is done.
 func New(c *Client, name string, opts ...Option) (*Lock, error) {
 	switch {
 	case c == nil:
