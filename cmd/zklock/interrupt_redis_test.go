@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -33,8 +34,9 @@ func redisKeys(t *testing.T, r *redis.Client) []string {
 
 // A zklock waiting for a lock on one Redis, stopped by SIGINT, exits 130
 // and leaves nothing of its own there: its queue entry is gone when it has
-// exited, and once the holder releases only the lock's fencing counter and
-// quiet marker are left (they outlive every use, by design).
+// exited, and once the holder releases only the lock's fencing counter,
+// quiet marker and released value are left (they outlive every use, by
+// design).
 func TestInterruptedRedisWaiterLeavesNothing(t *testing.T) {
 	r := harness.StartRedis(t)
 	admin := redisAdmin(t, r.Addr())
@@ -54,7 +56,10 @@ func TestInterruptedRedisWaiterLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{key, key + ":fence", key + ":quiet"}, redisKeys(t, admin), "the waiter's queue entry is gone")
 	holder.closeStdin(t)
 	require.Equal(t, 0, holder.wait(t), "stderr: %s", holder.stderr)
-	assert.Equal(t, []string{key + ":fence", key + ":quiet"}, redisKeys(t, admin))
+	assert.Equal(t, []string{key, key + ":fence", key + ":quiet"}, redisKeys(t, admin))
+	v, err := admin.Get(context.Background(), key).Result()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(v, "- "), "the lock is released: %q", v)
 }
 
 // The same over Redlock: the holder holds on two servers of three, so

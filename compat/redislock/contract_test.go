@@ -2,6 +2,7 @@ package redislock_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,9 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // leftovers lists the keys of lock name that a lock leaves nothing of when
-// idle (the fencing counter stays, with a TTL of a day, by design).
+// idle: a queue, or the lock held by someone. The fencing counter, the
+// quiet marker and the released lock ("-", its last token and run id)
+// stay, with a TTL of a day, by design.
 func leftovers(t testing.TB, admin redis.Cmdable, name string) []string {
 	t.Helper()
 	return prefixedLeftovers(t, admin, "", name)
@@ -89,11 +92,16 @@ func prefixedLeftovers(t testing.TB, admin redis.Cmdable, prefix, name string) [
 	t.Helper()
 	tag := prefix + "{" + name + "}"
 	var left []string
-	for _, k := range []string{tag, tag + ":queue"} {
-		n, err := admin.Exists(ctxT(t), k).Result()
+	n, err := admin.Exists(ctxT(t), tag+":queue").Result()
+	require.NoError(t, err)
+	if n > 0 {
+		left = append(left, tag+":queue")
+	}
+	v, err := admin.Get(ctxT(t), tag).Result()
+	if !errors.Is(err, redis.Nil) {
 		require.NoError(t, err)
-		if n > 0 {
-			left = append(left, k)
+		if !strings.HasPrefix(v, "- ") {
+			left = append(left, tag+" = "+v)
 		}
 	}
 	return left

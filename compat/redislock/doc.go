@@ -12,7 +12,11 @@
 // Acquiring is one script, one round trip. Waiters queue on the server in
 // arrival order, and a release hands the lock to the first of them,
 // announced to its Client alone: no polling, no herd. A Client holds one
-// subscription shared by all its waiters.
+// subscription shared by all its waiters. A release that leaves no waiter
+// keeps the lock's key, for a day, as "-", the last token and the
+// server's run id: the next acquisition reads there that nobody waits
+// and that the server forgot nothing since, and takes the lock with
+// three commands (docs/benchmarks-compat.md).
 //
 // Tokens strictly increase across the holders of one lock, also across a
 // restart without persistence, a failover to a lagging replica or an

@@ -144,9 +144,12 @@ func TestRedisRestartGrantsNoOneElse(t *testing.T) {
 }
 
 // Redis restarts from a snapshot taken before the lock was taken (RDB
-// persistence, Debian's default): the quiet-period marker comes back, the
-// lock does not. The marker is the earlier run's, so the server is quiet
-// all the same, and nobody else is granted the lock while it is held.
+// persistence, Debian's default): the quiet-period marker comes back, and
+// the lock as it was then, released, with its last token. Both are the
+// earlier run's, so the server is quiet all the same: nobody else is
+// granted the lock while it is held (a released value of this run would
+// be taken at once, with no look at the marker), and the holder's
+// renewals take it back.
 func TestRedisRestartFromASnapshot(t *testing.T) {
 	r := harness.StartRedis(t)
 	ctx := ctxT(t)
@@ -163,6 +166,9 @@ func TestRedisRestartFromASnapshot(t *testing.T) {
 	n, err := admin.Exists(ctx, "{snapshot}:quiet").Result()
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n, "the snapshot brought the marker back")
+	v, err := admin.Get(ctx, "{snapshot}").Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(v, "- "), "the snapshot brought the released lock back: %q", v)
 	restarted := time.Now()
 	for time.Since(restarted) < testTTL+time.Second {
 		lease, err := contender.TryAcquire(ctx)

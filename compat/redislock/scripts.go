@@ -6,8 +6,11 @@ import (
 )
 
 // The lock's keys share one hash tag, so that a Redis Cluster keeps them in
-// one slot: KEYS[1] the lock (its value is the holder's id and its token),
-// KEYS[2] the fencing counter as of the last grant of a free lock, KEYS[3]
+// one slot: KEYS[1] the lock (its value is the holder's id, its token and
+// the run id of the server where its line of holders began; once
+// released, "-", the last token and that run id, for a day), KEYS[2] the
+// fencing counter as of the last grant of a lock that was not released
+// in this run of the server (a new lock, a holder gone, a restart), KEYS[3]
 // the queue of waiters (a list, in arrival order; each element is a
 // waiter's entry: its id, TTL, stamp, and how to tell it of a grant),
 // KEYS[4] the end of the server's quiet period after a restart
@@ -29,6 +32,18 @@ import (
 // TIME, PUBSUB NUMSUB, SET, PUBLISH). The token travels in the lock's
 // value from holder to holder, one above the last and not below the
 // server's clock.
+//
+// An uncontended acquisition and release cost six (and INFO server, for
+// the run id): GET, TIME, SET to take a lock released in this run of the
+// server, and GET, LPOP, SET to release it. The released lock's value is
+// the fence (its last token) and the proof that nobody waits: a release
+// leaves it only when its handoff emptied the queue, and nobody queues
+// for a lock in that state (it is taken at once); and that the server
+// has not forgotten a holder since (a run id of its own: a value restored
+// from a snapshot or replicated from another master names another run).
+// Any other state (no key: a new lock, a holder gone, a restart without
+// data; or another run's value) takes the full path: the quiet period's
+// marker, the counter, the queue.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
@@ -45,11 +60,19 @@ local function nowus()
   return clock
 end
 
--- holder splits the lock's value: the holder's id and its token.
+-- holder splits the lock's value: the holder's id ("-" once released),
+-- its token, and the run id of the server where its line of holders
+-- began ('' when unknown).
 local function holder(v)
-  if not v then return nil, 0 end
-  local id, tok = string.match(v, '^(%S+) (%d+)$')
-  return id, tonumber(tok) or 0
+  if not v then return nil, 0, '' end
+  local id, tok, run = string.match(v, '^(%S+) (%d+) ?(%w*)$')
+  return id, tonumber(tok) or 0, run or ''
+end
+
+-- free marks the lock released by a holder whose line began in run,
+-- with last token tok: for a day, as the counter. Nobody waits for it.
+local function free(tok, run)
+  redis.call('SET', L, string.format('- %d %s', tok, run), 'PX', 86400000)
 end
 
 -- listens reports whether channel has a subscriber on this server (not
@@ -70,7 +93,8 @@ end
 -- since on the lost server were not above the clock. When me releases
 -- (mine false), an entry of me is dropped: a duplicate, from a request of
 -- its wait that Redis ran twice (a client's retry after a lost reply).
-local function handoff(me, last, mine)
+-- The new holder's value carries run, the run id its line began in.
+local function handoff(me, last, mine, run)
   local tok
   while true do
     local entry = redis.call('LPOP', Q)
@@ -84,7 +108,7 @@ local function handoff(me, last, mine)
       -- receives what is published here without being counted, and must
       -- never see a grant the lock does not back.
       if id == me or listens(pub, channel) then
-        redis.call('SET', L, string.format('%s %d', id, tok), 'PX', ttl)
+        redis.call('SET', L, string.format('%s %d %s', id, tok, run), 'PX', ttl)
         if id ~= me then redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) end
         return id, tok
       end
@@ -122,7 +146,15 @@ end
 // caller that does not queue never jumps the queue.
 var acquireScript = redis.NewScript(prelude + `
 local me, ttl = ARGV[1], ARGV[2]
-local id, tok = holder(redis.call('GET', L))
+local id, tok, run = holder(redis.call('GET', L))
+if id == '-' and run ~= '' and run == runid() then
+  -- Released in this run of the server: nobody waits, and no holder can
+  -- have been forgotten since.
+  tok = math.max(tok + 1, nowus())
+  redis.call('SET', L, string.format('%s %d %s', me, tok, run), 'PX', ttl)
+  forget(me, ARGV[8])
+  return {1, tok}
+end
 local function enqueue()
   if ARGV[3] ~= '1' then return '', false end
   local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
@@ -147,20 +179,23 @@ local function enqueue()
   redis.call('PEXPIRE', Q, ARGV[4])
   return entry, first
 end
-if not id then
+if not id or id == '-' then
+  -- No key, or released in another run (restored from a snapshot or an
+  -- append-only file, or replicated from an earlier master): the server
+  -- may have forgotten a holder, and waiters may be queued.
   local now = nowus()
-  local q = quietms(M, ttl, math.floor(now / 1000))
+  local q, cur = quietms(M, ttl, math.floor(now / 1000))
   if q > 0 then
     local entry = enqueue()
     return {2, q, entry}
   end
-  -- A grant of a free lock: its token is above the counter's, and not
-  -- below the server's clock.
-  local last = math.max(tonumber(redis.call('GET', F) or '0'), now - 1)
-  id, tok = handoff(me, last, true)
+  -- A grant of a free lock: its token is above the counter's and the
+  -- released value's, and not below the server's clock.
+  local last = math.max(tonumber(redis.call('GET', F) or '0'), tok, now - 1)
+  id, tok = handoff(me, last, true, cur)
   if not id then
     id, tok = me, last + 1
-    redis.call('SET', L, string.format('%s %d', me, tok), 'PX', ttl)
+    redis.call('SET', L, string.format('%s %d %s', me, tok, cur), 'PX', ttl)
   end
   redis.call('SET', F, string.format('%d', tok), 'PX', 86400000)
   if id == me then
@@ -188,9 +223,9 @@ return {0, wait, entry}
 // releaseScript lets the lock go if ARGV[1] holds it and hands it to the
 // next waiter: 1, or 0 when it was not ARGV[1]'s.
 var releaseScript = redis.NewScript(prelude + `
-local id, tok = holder(redis.call('GET', L))
+local id, tok, run = holder(redis.call('GET', L))
 if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok, false) then redis.call('DEL', L) end
+if not handoff(ARGV[1], tok, false, run) then free(tok, run) end
 return 1
 `)
 
@@ -199,25 +234,31 @@ return 1
 // meanwhile: 1 then, else 0.
 var cancelScript = redis.NewScript(prelude + `
 forget(ARGV[1], ARGV[2])
-local id, tok = holder(redis.call('GET', L))
+local id, tok, run = holder(redis.call('GET', L))
 if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok, false) then redis.call('DEL', L) end
+if not handoff(ARGV[1], tok, false, run) then free(tok, run) end
 return 1
 `)
 
 // renewScript extends the lock to ARGV[2] ms if ARGV[1] still holds it: 1,
 // else 0. A lock the server forgot (it restarted less than a TTL ago, and
-// grants nothing to anyone until then) is taken back, with the holder's
-// token ARGV[3]: 1.
+// grants nothing to anyone until then: no key, or a released value of an
+// earlier run, from a snapshot) is taken back, with the holder's token
+// ARGV[3]: 1.
 var renewScript = redis.NewScript(redisguard.Lua + `
 local v = redis.call('GET', KEYS[1])
+local released
 if v then
-  if string.match(v, '^(%S+) ') == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-  return 0
+  local id = string.match(v, '^(%S+) ')
+  if id == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  if id ~= '-' then return 0 end
+  released = string.match(v, ' (%w*)$')
 end
 local t = redis.call('TIME')
-if quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)) == 0 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3], 'PX', ARGV[2])
+local q, run = quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+-- Released in this run: by its holder, not forgotten.
+if q == 0 or released == run then return 0 end
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3] .. ' ' .. run, 'PX', ARGV[2])
 return 1
 `)
 

@@ -166,10 +166,15 @@ func contended(b *testing.B, a arena, w workload, gaveUp *atomic.Int64, impls []
 	return rounds
 }
 
-func fmtFloats(xs []float64) string {
+// fmtFloats formats xs with no decimals, or as format says.
+func fmtFloats(xs []float64, format ...string) string {
+	f := "%.0f"
+	if len(format) > 0 {
+		f = format[0]
+	}
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.0f", x)
+		s[i] = fmt.Sprintf(f, x)
 	}
 	return strings.Join(s, " ")
 }

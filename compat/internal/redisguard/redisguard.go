@@ -48,14 +48,20 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes/refusal"
 )
 
-// Lua defines quietms(marker, ttl, nowms): how many milliseconds the server
-// still grants nothing, 0 when it may. nowms is the server's clock in ms
-// (redis.call('TIME')); ttl is the lock's TTL in ms. The marker outlives
-// its last use by a day.
+// Lua defines runid(): the server's run id (INFO server, read once per
+// script call; a restart changes it), and quietms(marker, ttl, nowms): how
+// many milliseconds the server still grants nothing, 0 when it may, and
+// the run id. nowms is the server's clock in ms (redis.call('TIME')); ttl
+// is the lock's TTL in ms. The marker outlives its last use by a day.
 const Lua = `
+local serverinfo
+local function runid()
+  if not serverinfo then serverinfo = redis.call('INFO', 'server') end
+  return string.match(serverinfo, 'run_id:(%w+)') or ''
+end
 local function quietms(marker, ttl, nowms)
-  local info = redis.call('INFO', 'server')
-  local run = string.match(info, 'run_id:(%w+)') or ''
+  local run = runid()
+  local info = serverinfo
   local q
   local m = redis.call('GET', marker)
   if m then
@@ -73,8 +79,8 @@ local function quietms(marker, ttl, nowms)
     redis.call('SET', marker, string.format('%d %s', q, run), 'PX', 86400000)
   end
   q = q - nowms
-  if q > 0 then return q end
-  return 0
+  if q > 0 then return q, run end
+  return 0, run
 end
 `
 
