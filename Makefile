@@ -40,9 +40,13 @@ debs = missing=""; \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+# Modules are fetched as the builds need them (go list -deps), not with
+# `go mod download`: in a module that builds through its go.work, that
+# downloads every module of the workspace's graph, some of which the
+# proxy does not serve (valkey-go/valkeycompat v1.0.79) and no build needs.
 deps:
 	@$(call debs,$(DEBS))
-	@$(call each,$(GO) mod download)
+	@$(call each,$(GO) list -test -deps ./... >/dev/null)
 	@[ -x $(BIN)/staticcheck ] || GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 fmt-check:
