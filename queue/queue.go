@@ -138,6 +138,9 @@ func New(c *session.Client, path string, opts ...Option) (*Queue, error) {
 	}
 	q := &Queue{c: c, path: path}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalidArgument)
+		}
 		if err := o(&q.opts); err != nil {
 			return nil, err
 		}

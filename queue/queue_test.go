@@ -254,6 +254,7 @@ func TestBadInput(t *testing.T) {
 	ctx := ctxT(t)
 	for name, err := range map[string]error{
 		"nil client": func() error { _, err := queue.New(nil, "/q"); return err }(),
+		"nil option": func() error { _, err := queue.New(c, "/q", nil); return err }(),
 		"bad path":   func() error { _, err := queue.New(c, "q"); return err }(),
 		"bad lock":   func() error { _, err := queue.New(c, "/q", queue.WithLockPath("x/")); return err }(),
 		"bad kind":   func() error { _, err := queue.New(c, "/q", queue.WithKind(9)); return err }(),
