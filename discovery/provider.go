@@ -39,8 +39,8 @@ type ProviderOption func(*Provider) error
 // Curator's).
 func WithStrategy(s Strategy) ProviderOption {
 	return func(p *Provider) error {
-		if s == nil {
-			return fmt.Errorf("%w: nil strategy", ErrInvalidArgument)
+		if err := checkStrategy(s); err != nil {
+			return err
 		}
 		p.strategy = s
 		return nil
