@@ -3,7 +3,6 @@ package discovery_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
@@ -43,8 +42,7 @@ func TestServiceCacheComesAndGoes(t *testing.T) {
 	require.NoError(t, c.Delete(ctxT(t), p, -1))
 	eventually(t, func() bool { return len(sc.Instances()) == 0 }, func() string { return "still there" })
 	<-sc.Changed()
-	require.NoError(t, c.Delete(ctxT(t), session.ParentPath(p), -1))
-	require.NoError(t, c.Delete(ctxT(t), base, -1))
+	removeNodes(t, c, session.ParentPath(p), base)
 }
 
 // A service whose node refuses this client the read is an error, as
@@ -56,11 +54,7 @@ func TestServiceCacheRefused(t *testing.T) {
 	stranger := zktest.Connect(t, servers)
 	base := basePath(t)
 	p := writeInstance(t, owner, base, discovery.Instance{Name: "orders", ID: "i-1", Type: discovery.Static})
-	t.Cleanup(func() {
-		for _, path := range []string{p, session.ParentPath(p), base} {
-			assert.NoError(t, owner.Delete(ctxT(t), path, -1))
-		}
-	})
+	t.Cleanup(func() { removeNodes(t, owner, p, session.ParentPath(p), base) })
 	d, err := discovery.New(stranger, discovery.WithBasePath(base))
 	require.NoError(t, err)
 	_, err = d.Instances(ctxT(t), "orders")
