@@ -35,17 +35,25 @@ const unlockTimeout = 10 * time.Second
 
 // acquire makes the ephemeral lock node of an item under sess and returns
 // its release (unlock, when done with the item). An error wrapping
-// session.ErrNodeExists means another consumer has it. A create whose
-// outcome is unknown (a lost reply, ctx ended) is undone if the server
-// made it: left there, it would keep every other consumer from the item
-// as long as our session lives.
+// session.ErrNodeExists means another consumer has it.
+//
+// The create is not cut short by ctx: a request given up on may still be
+// sent after what follows it, so its node could outlive any clean-up,
+// and left there it would keep every other consumer from the item as
+// long as our session lives. A create that failed with its outcome
+// unknown (its reply lost, the retries spent) is undone if the server
+// made it. One still unanswered after unlockTimeout (no connection) is
+// left: a node it makes is ours to take again (see held), or goes with
+// the session.
 func (q *Queue) acquire(ctx context.Context, sess *session.Session, lock string) (func(), error) {
 	k := heldKey{c: q.c, sess: sess.ID(), path: lock}
 	if _, busy := held.LoadOrStore(k, struct{}{}); busy {
 		return nil, errHeldHere
 	}
 	release := func() { held.Delete(k) }
-	_, _, err := q.c.CreateWithZxid(ctx, lock, nil, session.Ephemeral)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	defer cancel()
+	_, _, err := q.c.CreateWithZxid(cctx, lock, nil, session.Ephemeral)
 	switch {
 	case err == nil:
 		return release, nil
@@ -69,7 +77,9 @@ func (q *Queue) acquire(ctx context.Context, sess *session.Session, lock string)
 		release()
 		return nil, err
 	}
-	q.unmade(ctx, sess, lock)
+	if cctx.Err() == nil {
+		q.unmade(ctx, sess, lock)
+	}
 	release()
 	return nil, err
 }
