@@ -3,7 +3,9 @@ package discovery
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 )
@@ -152,11 +154,18 @@ type wireInstance struct {
 // instance.
 func Decode(data []byte) (Instance, error) {
 	var w wireInstance
+	// encoding/json reads null into a struct as nothing at all: only an
+	// object is an instance.
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Instance{}, fmt.Errorf("%w: not a JSON object", ErrBadInstance)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&w); err != nil {
 		return Instance{}, fmt.Errorf("%w: %v", ErrBadInstance, err)
 	}
-	if dec.More() {
+	// Anything after the object, a stray '}' included (which dec.More
+	// does not see), is not one instance.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Instance{}, fmt.Errorf("%w: more data after the instance's object", ErrBadInstance)
 	}
 	i := Instance{Name: w.Name, ID: w.ID, Port: w.Port, SSLPort: w.SSLPort, URISpec: w.URISpec, Enabled: w.Enabled}

@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestDecodeTolerates(t *testing.T) {
 	require.Nil(t, inst.Payload)
 	require.ErrorIs(t, inst.DecodePayload(&m), discovery.ErrNoPayload)
 
-	for _, bad := range []string{``, `[]`, `{"name":`, `{"port":"x"}`, `{} {}`} {
+	for _, bad := range []string{``, `[]`, `{"name":`, `{"port":"x"}`, `{} {}`, `null`, ` null `, `{"name":"s","id":"i"}}`} {
 		_, err := discovery.Decode([]byte(bad))
 		require.ErrorIs(t, err, discovery.ErrBadInstance, bad)
 	}
@@ -66,6 +67,14 @@ func TestBadInput(t *testing.T) {
 		func() error { _, err := discovery.ServiceType("ODD").CreateMode(); return err }(),
 		func() error { _, err := discovery.New(nil); return err }(),
 		func() error { _, err := discovery.NewProvider(nil); return err }(),
+		func() error {
+			_, err := discovery.NewProvider(fixedSource{}, discovery.WithStrategy(discovery.Sticky(nil)))
+			return err
+		}(),
+		func() error {
+			_, err := discovery.NewProvider(fixedSource{}, discovery.WithStrategy(discovery.Sticky(discovery.Sticky(nil))))
+			return err
+		}(),
 	} {
 		require.ErrorIs(t, err, discovery.ErrInvalidArgument)
 	}
@@ -84,3 +93,9 @@ func TestLayout(t *testing.T) {
 		require.Equal(t, mode, got, typ)
 	}
 }
+
+// fixedSource is a Source of no instance, already loaded.
+type fixedSource struct{}
+
+func (fixedSource) Initialized(context.Context) error { return nil }
+func (fixedSource) Instances() []discovery.Instance   { return nil }

@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -51,4 +52,17 @@ func writeInstance(t testing.TB, c *session.Client, base string, inst discovery.
 	created, err := c.Create(ctxT(t), path, data, mode)
 	require.NoError(t, err)
 	return created
+}
+
+// removeNodes deletes paths in order, a child before its parent. The
+// service and base nodes are containers, which the server deletes itself
+// once their last child is gone (every second on the harness's servers):
+// one already gone is what was asked.
+func removeNodes(t testing.TB, c *session.Client, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := c.Delete(ctxT(t), p, -1); err != nil && !errors.Is(err, session.ErrNoNode) {
+			require.NoError(t, err)
+		}
+	}
 }

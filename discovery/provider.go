@@ -39,8 +39,8 @@ type ProviderOption func(*Provider) error
 // Curator's).
 func WithStrategy(s Strategy) ProviderOption {
 	return func(p *Provider) error {
-		if s == nil {
-			return fmt.Errorf("%w: nil strategy", ErrInvalidArgument)
+		if err := checkStrategy(s); err != nil {
+			return err
 		}
 		p.strategy = s
 		return nil
@@ -107,7 +107,9 @@ func (p *Provider) Instance(ctx context.Context) (Instance, error) {
 
 // All waits for the Source's first load (or ctx), then returns the
 // instances on offer: those that pass every filter, are not disabled
-// (Enabled false) and are not down. None is an empty answer.
+// (Enabled false) and are not down. None is an empty answer; a Source
+// that cannot load (a ServiceCache of a service whose node refuses this
+// client the read) is its Initialized's error.
 func (p *Provider) All(ctx context.Context) ([]Instance, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: nil context", ErrInvalidArgument)

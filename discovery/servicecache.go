@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -100,29 +101,42 @@ func (s *ServiceCache) loop(parent string) {
 
 // Initialized waits until the first load is complete, ctx ends (its
 // error), or the cache ends first (ErrClosed). A cache started while the
-// client is disconnected loads once it connects.
+// client is disconnected loads once it connects. When the service's node
+// refuses this client the read (its ACL), the load is complete and empty,
+// and Initialized returns the refusal (recipes.ErrRefused and
+// session.ErrNoAuth), as Discovery.Instances does, for as long as it is
+// refused: no instance is not what the registry holds.
 func (s *ServiceCache) Initialized(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalidArgument)
 	}
 	select {
 	case <-s.initialized:
-		return nil
+		return s.refused(ctx)
 	default:
 	}
 	select {
 	case <-s.initialized:
-		return nil
+		return s.refused(ctx)
 	case <-s.done:
 		select {
 		case <-s.initialized:
-			return nil
+			return s.refused(ctx)
 		default:
 			return fmt.Errorf("%w: cache of %s", ErrClosed, s.name)
 		}
 	case <-ctx.Done():
 		return fmt.Errorf("discovery: cache of %s: %w", s.name, context.Cause(ctx))
 	}
+}
+
+// refused is the refusal of the service node's read, once loaded (the
+// cache's Initialized tells it, at once: its first load is complete).
+func (s *ServiceCache) refused(ctx context.Context) error {
+	if err := s.x.Initialized(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, cache.ErrClosed) {
+		return fmt.Errorf("discovery: cache of %s: %w", s.name, err)
+	}
+	return nil
 }
 
 // Instances returns the cached instances, sorted by node name, each with

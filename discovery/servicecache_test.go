@@ -5,7 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/discovery"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/acltest"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
@@ -40,6 +42,32 @@ func TestServiceCacheComesAndGoes(t *testing.T) {
 	require.NoError(t, c.Delete(ctxT(t), p, -1))
 	eventually(t, func() bool { return len(sc.Instances()) == 0 }, func() string { return "still there" })
 	<-sc.Changed()
-	require.NoError(t, c.Delete(ctxT(t), session.ParentPath(p), -1))
-	require.NoError(t, c.Delete(ctxT(t), base, -1))
+	removeNodes(t, c, session.ParentPath(p), base)
+}
+
+// A service whose node refuses this client the read is an error, as
+// Instances says it, not an empty service: the ServiceCache's Initialized
+// and the Provider tell the refusal.
+func TestServiceCacheRefused(t *testing.T) {
+	servers := sharedServers(t)
+	owner := zktest.Connect(t, servers, acltest.Options()...)
+	stranger := zktest.Connect(t, servers)
+	base := basePath(t)
+	p := writeInstance(t, owner, base, discovery.Instance{Name: "orders", ID: "i-1", Type: discovery.Static})
+	t.Cleanup(func() { removeNodes(t, owner, p, session.ParentPath(p), base) })
+	d, err := discovery.New(stranger, discovery.WithBasePath(base))
+	require.NoError(t, err)
+	_, err = d.Instances(ctxT(t), "orders")
+	require.ErrorIs(t, err, session.ErrNoAuth, "the one-shot read")
+
+	sc, err := d.Cache(ctxT(t), "orders")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sc.Close()) })
+	err = sc.Initialized(ctxT(t))
+	require.ErrorIs(t, err, session.ErrNoAuth, "the cache")
+	require.ErrorIs(t, err, recipes.ErrRefused)
+	prov, err := discovery.NewProvider(sc)
+	require.NoError(t, err)
+	_, err = prov.Instance(ctxT(t))
+	require.ErrorIs(t, err, session.ErrNoAuth, "the provider")
 }

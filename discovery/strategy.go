@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -34,7 +35,7 @@ func (random) Pick(instances []Instance) Instance { return instances[rand.IntN(l
 // Sticky returns Curator's StickyStrategy: the instance master picked
 // last, as long as it is still offered (told by its key: Node, else ID;
 // the offered version is returned, so an update of its data is seen), then
-// a new pick of master.
+// a new pick of master. A nil master is refused by WithStrategy.
 func Sticky(master Strategy) Strategy { return &sticky{master: master} }
 
 type sticky struct {
@@ -65,4 +66,17 @@ func instanceKey(in Instance) string {
 		return in.Node
 	}
 	return in.ID
+}
+
+// checkStrategy refuses a nil strategy, and a Sticky one whose master is
+// nil (it would panic at its first pick).
+func checkStrategy(s Strategy) error {
+	for s != nil {
+		st, ok := s.(*sticky)
+		if !ok {
+			return nil
+		}
+		s = st.master
+	}
+	return fmt.Errorf("%w: nil strategy", ErrInvalidArgument)
 }

@@ -87,15 +87,21 @@ func (n *Persistent) keep(sess *session.Session) error {
 	if err != nil || path == "" {
 		return failed(err)
 	}
+	// czxid is the node's as first seen in place: a node with another
+	// was made by someone else after ours was deleted (a watch tells of
+	// the delete only once the node may be back already), so it is not
+	// ours, whatever its owner, until we have made it ours again.
+	var czxid int64
 	for {
 		ok, st, ev, err := n.c.ExistsW(ctx, path)
 		if err != nil {
 			return failed(err)
 		}
-		if !ok || (st.EphemeralOwner != 0 && st.EphemeralOwner != sess.ID()) {
+		if !ok || (st.EphemeralOwner != 0 && st.EphemeralOwner != sess.ID()) || (czxid != 0 && st.Czxid != czxid) {
 			n.unplace(ErrDeleted)
 			return nil
 		}
+		czxid = st.Czxid
 		n.placeAt(path, *st)
 		for waiting := true; waiting; {
 			if err := n.writeData(ctx, path); err != nil {

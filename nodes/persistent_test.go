@@ -149,3 +149,22 @@ func TestCloseTwice(t *testing.T) {
 	assert.ErrorIs(t, err, nodes.ErrClosed)
 	assert.ErrorIs(t, n.SetData(ctxT(t), nil), nodes.ErrClosed)
 }
+
+// A node another client deletes and makes again at once, with its own
+// data (one multi, so the keeper's watch fires on a node that is back
+// already), is not ours: the placement ends with ErrDeleted and the node
+// gets our data, as after a plain delete.
+func TestReplacedNodeIsNotOurs(t *testing.T) {
+	c, other := connect(t, sharedServers(t)), connect(t, sharedServers(t))
+	path := root(t) + "/node"
+	n := keep(t, c, path, session.Persistent, "mine")
+	p, err := n.Placed(ctxT(t))
+	require.NoError(t, err)
+	_, err = other.Multi(ctxT(t), session.DeleteOp(path, -1), session.CreateOp(path, []byte("theirs"), session.Persistent))
+	require.NoError(t, err)
+	q := nextPlacement(t, n, p)
+	require.ErrorIs(t, p.Err(), nodes.ErrDeleted)
+	st := awaitData(t, other, path, "mine")
+	assert.Greater(t, st.Czxid, p.Stat().Czxid, "the node that replaced ours")
+	assert.Equal(t, st.Czxid, q.Stat().Czxid)
+}

@@ -20,11 +20,15 @@ const TTLChild = "touch"
 // lapse.
 const touchFactor = 2
 
-// TTLNode is Curator's PersistentTtlNode: a container node at path, kept
-// as a Persistent, holding data, with a child "touch" of mode
-// session.PersistentWithTTL written every ttl/2. While this process runs,
-// the node stays; after Close (or the process's end) no write touches the
-// child, the server deletes it ttl later, and the container then. The
+// TTLNode is Curator's PersistentTtlNode: a node of mode
+// session.PersistentWithTTL at path, kept as a Persistent, holding data,
+// with a child "touch" of the same mode written every ttl/2. While this
+// process runs, the node stays; after Close (or the process's end) no
+// write touches the child, the server deletes it ttl later, and the node
+// then. (Curator 5.4 made the node a container, which the server never
+// deletes if its child was never made: a process that died before its
+// first touch, or a server that refuses TTL nodes, left it for ever;
+// Curator later made it a TTL node too, apache/curator#1260.) The
 // same path may be kept by several processes at once: the node lives as
 // long as one of them does. The server must run with
 // zookeeper.extendedTypesEnabled=true; on one that does not, every wait
@@ -52,7 +56,7 @@ func NewTTL(c *session.Client, path string, ttl time.Duration, data []byte) (*TT
 	if ttl < touchFactor*time.Millisecond || ttl > session.MaxTTL {
 		return nil, fmt.Errorf("%w: TTL %v (want %v to %v)", ErrInvalidArgument, ttl, touchFactor*time.Millisecond, session.MaxTTL)
 	}
-	node, err := newPersistent(c, path, session.Container, data, true)
+	node, err := newPersistent(c, path, session.PersistentWithTTL, data, true, WithTTL(ttl))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func NewTTL(c *session.Client, path string, ttl time.Duration, data []byte) (*TT
 	return t, nil
 }
 
-// Node is the container node kept at the path.
+// Node is the TTL node kept at the path.
 func (t *TTLNode) Node() *Persistent { return t.node }
 
 // WaitForInitialCreate waits until the node is made and its child first

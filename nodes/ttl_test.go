@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// On a server with extended types the TTL node is a container with a TTL
+// On a server with extended types the TTL node is a TTL node with a TTL
 // child; after Close the server removes both.
 func TestTTLNode(t *testing.T) {
 	z := harness.StartZKExtended(t)
@@ -29,19 +29,25 @@ func TestTTLNode(t *testing.T) {
 	_, st, err := reader.Get(ctxT(t), path)
 	require.NoError(t, err, "Close leaves the node to the server")
 	assert.Zero(t, st.EphemeralOwner)
-	awaitGone(t, reader, path) // the TTL (500ms) and the container checks (1s) pass
+	awaitGone(t, reader, path) // the TTLs (500ms) and the server's checks (1s) pass
 }
 
 // On a server without extended types, a clear error naming the setting.
 func TestTTLNodeRefused(t *testing.T) {
 	c := connect(t, sharedServers(t))
-	n, err := nodes.NewTTL(c, root(t)+"/ttl", time.Second, nil)
+	path := root(t) + "/ttl"
+	n, err := nodes.NewTTL(c, path, time.Second, nil)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, n.Close(context.Background())) }()
 	err = n.WaitForInitialCreate(ctxT(t))
 	require.ErrorIs(t, err, nodes.ErrCannotCreate)
 	require.ErrorIs(t, err, session.ErrTTLDisabled)
 	assert.Contains(t, err.Error(), "zookeeper.extendedTypesEnabled=true")
+	require.NoError(t, n.Close(ctxT(t)))
+	// Nothing is left: a node that never had a child would stay for ever
+	// if it were a container.
+	ok, _, err := c.Exists(ctxT(t), path)
+	require.NoError(t, err)
+	assert.False(t, ok, "a TTL node refused by the server left its parent behind")
 
 	p, err := nodes.NewPersistent(c, root(t)+"/p", session.PersistentWithTTL, nil, nodes.WithTTL(time.Second))
 	require.NoError(t, err)

@@ -239,10 +239,21 @@ func (q *Queue) take(ctx context.Context, sess *session.Session, name string, fn
 	}
 
 	lock := session.JoinPath(q.opts.lockPath, name)
-	if o := q.lock(ctx, sess, lock); o != taken {
-		return o
+	release, err := q.acquire(ctx, sess, lock)
+	switch {
+	case errors.Is(err, session.ErrNodeExists):
+		return locked
+	case errors.Is(err, session.ErrNoNode):
+		// The lock path was deleted (or the lock node meanwhile): make
+		// it again next round.
+		q.mu.Lock()
+		q.ensured = false
+		q.mu.Unlock()
+		return failed
+	case err != nil:
+		return q.missed(lock, err)
 	}
-	defer q.unlock(ctx, lock)
+	defer q.unlock(ctx, lock, release)
 	data, _, err := q.c.Get(ctx, item)
 	if err != nil {
 		return q.missed(item, err)
@@ -272,36 +283,6 @@ func (q *Queue) take(ctx context.Context, sess *session.Session, name string, fn
 		}
 	}
 	return q.settle(ctx, sess, lock, item, requeue)
-}
-
-// lock creates the item's lock node: taken when it is ours, locked when
-// another consumer has it. A node of our own session found there (a
-// create whose reply was lost) is ours.
-func (q *Queue) lock(ctx context.Context, sess *session.Session, lock string) outcome {
-	_, _, err := q.c.CreateWithZxid(ctx, lock, nil, session.Ephemeral)
-	if err == nil {
-		return taken
-	}
-	if errors.Is(err, session.ErrNoNode) {
-		// The lock path was deleted: make it again next round.
-		q.mu.Lock()
-		q.ensured = false
-		q.mu.Unlock()
-		return failed
-	}
-	if !errors.Is(err, session.ErrNodeExists) {
-		return q.missed(lock, err)
-	}
-	ok, st, err := q.c.Exists(ctx, lock)
-	switch {
-	case err != nil:
-		return q.missed(lock, err)
-	case !ok:
-		return failed // gone since: the next round tries again
-	case st.EphemeralOwner == sess.ID():
-		return taken
-	}
-	return locked
 }
 
 // settle deletes a handled item, or puts it back as a new node (requeue:

@@ -145,3 +145,47 @@ func TestConsumerFaults(t *testing.T) {
 		})
 	}
 }
+
+// A consumer stopped while its create of an item's lock node is out (the
+// server made the node; the reply is still on its way): the node is
+// deleted, not left to keep every other consumer from the item as long
+// as the consumer's session lives.
+func TestConsumerStoppedDuringLockCreate(t *testing.T) {
+	servers := zktest.Shared(t)
+	pc := zktest.Connect(t, servers)
+	path := root(t)
+	opts := []queue.Option{queue.WithLockPath(path + "-locks")}
+	producer := newQueue(t, pc, path, opts...)
+	_, err := producer.Put(ctxT(t), []byte("a"))
+	require.NoError(t, err)
+	second, err := producer.Put(ctxT(t), []byte("b"))
+	require.NoError(t, err)
+	lock := path + "-locks/" + session.BaseName(second)
+
+	p := harness.NewProxy(t, servers[0])
+	c := zktest.Connect(t, []string{p.Addr()}, session.WithSessionTimeout(4*time.Second))
+	inHand, slow := make(chan struct{}), make(chan struct{})
+	cons := consume(t, newQueue(t, c, path, opts...), func(ctx context.Context, item []byte) error {
+		if string(item) == "a" {
+			close(inHand)
+			<-slow
+		}
+		return nil
+	})
+	select {
+	case <-inHand:
+	case <-time.After(waitLimit):
+		t.Fatal("the consumer never got the first item")
+	}
+	// Replies now come late: the consumer is waiting for its lock node's
+	// create when the node appears on the server.
+	p.LatencyToClient(t, time.Second)
+	close(slow)
+	require.Eventually(t, func() bool {
+		ok, _, err := pc.Exists(ctxT(t), lock)
+		return err == nil && ok
+	}, waitLimit, 5*time.Millisecond, "the consumer never made the second item's lock node")
+	cons.stop(t)
+	p.Restore(t)
+	assert.Empty(t, children(t, pc, path+"-locks"), "a lock node left behind by a stopped consumer")
+}

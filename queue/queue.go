@@ -138,6 +138,9 @@ func New(c *session.Client, path string, opts ...Option) (*Queue, error) {
 	}
 	q := &Queue{c: c, path: path}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalidArgument)
+		}
 		if err := o(&q.opts); err != nil {
 			return nil, err
 		}
@@ -249,15 +252,20 @@ func (q *Queue) remove(ctx context.Context, name string) (bool, error) {
 		}
 		return err == nil, err
 	}
+	sess, err := q.c.Session(ctx)
+	if err != nil {
+		return false, fmt.Errorf("queue: remove %s: %w", item, err)
+	}
 	lock := session.JoinPath(q.opts.lockPath, name)
-	if _, _, err := q.c.CreateWithZxid(ctx, lock, nil, session.Ephemeral); err != nil {
+	release, err := q.acquire(ctx, sess, lock)
+	if err != nil {
 		if errors.Is(err, session.ErrNodeExists) {
 			return false, nil
 		}
 		return false, fmt.Errorf("queue: remove %s: %w", item, err)
 	}
-	defer q.unlock(ctx, lock)
-	err := q.c.Delete(ctx, item, -1)
+	defer q.unlock(ctx, lock, release)
+	err = q.c.Delete(ctx, item, -1)
 	if errors.Is(err, session.ErrNoNode) {
 		return false, nil
 	}
@@ -287,17 +295,4 @@ func (q *Queue) ensure(ctx context.Context) error {
 	q.ensured = true
 	q.mu.Unlock()
 	return nil
-}
-
-// unlockTimeout bounds the deletion of a lock node after its item: the
-// node is ephemeral, so a deletion that cannot be made goes with the
-// session.
-const unlockTimeout = 10 * time.Second
-
-func (q *Queue) unlock(ctx context.Context, lock string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
-	defer cancel()
-	if err := q.c.Delete(ctx, lock, -1); err != nil && !errors.Is(err, session.ErrNoNode) {
-		q.c.Logger().Warn("queue: lock node not deleted; it goes with the session", "path", lock, "err", err)
-	}
 }

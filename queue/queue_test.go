@@ -254,6 +254,7 @@ func TestBadInput(t *testing.T) {
 	ctx := ctxT(t)
 	for name, err := range map[string]error{
 		"nil client": func() error { _, err := queue.New(nil, "/q"); return err }(),
+		"nil option": func() error { _, err := queue.New(c, "/q", nil); return err }(),
 		"bad path":   func() error { _, err := queue.New(c, "q"); return err }(),
 		"bad lock":   func() error { _, err := queue.New(c, "/q", queue.WithLockPath("x/")); return err }(),
 		"bad kind":   func() error { _, err := queue.New(c, "/q", queue.WithKind(9)); return err }(),
@@ -288,4 +289,39 @@ func TestBadInput(t *testing.T) {
 		assert.ErrorIs(t, err, queue.ErrInvalidArgument, name)
 		assert.ErrorIs(t, err, recipes.ErrInvalidArgument, name)
 	}
+}
+
+// Two consumers with a lock path on one client share its session: the
+// lock node one of them holds must not read as the other's (a lost
+// create's reply is told apart by whose it is), or both are handed the
+// same item at once.
+func TestConsumersShareASession(t *testing.T) {
+	c := zktest.Connect(t, zktest.Shared(t))
+	ctx := ctxT(t)
+	path := root(t)
+	q := newQueue(t, c, path, queue.WithLockPath(path+"-locks"))
+	_, err := q.Put(ctx, []byte("first"))
+	require.NoError(t, err)
+	_, err = q.Put(ctx, []byte("second"))
+	require.NoError(t, err)
+
+	release := make(chan struct{})
+	a := consume(t, q, func(ctx context.Context, item []byte) error {
+		if string(item) == "first" {
+			<-release // holds the first item while the other looks
+		}
+		return nil
+	})
+	assert.Equal(t, []string{"first"}, a.await(t, 1))
+	b := consume(t, q, nil)
+	// b finds the first item locked and goes on to the second: what it
+	// is handed first says whether it took the locked one.
+	assert.Equal(t, "second", b.await(t, 1)[0], "the second consumer was handed the item the first holds")
+	close(release)
+	zktest.WaitForNodes(t, c, path, 0)
+	a.stop(t) // it deletes a lock node after its item: wait for it
+	b.stop(t)
+	assert.Empty(t, children(t, c, path+"-locks"))
+	assert.Equal(t, []string{"first"}, a.got())
+	assert.Equal(t, []string{"second"}, b.got(), "an item delivered twice")
 }
