@@ -2,15 +2,17 @@ package sqlbench
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/compat/sqllock"
-	"github.com/zkrecipes/zkrecipes/compat/sqllock/pgxlistener"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Waiting: what sqllock's waiters cost the server while a holder holds
@@ -44,33 +46,55 @@ func BenchmarkSQLWaiting(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			s := startServer(b, kind)
 			ctx := bounded(b, benchLimit)
-			rates := map[int][]float64{}
+			type config struct {
+				name   string
+				noPing bool
+			}
+			configs := []config{{"the drivers' defaults", false}}
+			if kind == Postgres {
+				configs = append(configs, config{"pgx's ping off (stdlib.OptionShouldPing)", true})
+			}
+			type row struct {
+				c config
+				n int
+			}
+			rates := map[row][]float64{}
 			for b.Loop() {
-				for _, n := range []int{8, 64} {
-					var got [2]counts
-					for i, d := range []time.Duration{waitingShort, waitingLong} {
-						c, err := waitingPass(ctx, s, n, d)
-						if err != nil {
-							b.Fatalf("%d waiters, %v: %v", n, d, err)
+				for _, c := range configs {
+					for _, n := range []int{8, 64} {
+						var got [2]counts
+						for i, d := range []time.Duration{waitingShort, waitingLong} {
+							cnt, err := waitingPass(ctx, s, n, d, c.noPing)
+							if err != nil {
+								b.Fatalf("%s, %d waiters, %v: %v", c.name, n, d, err)
+							}
+							got[i] = cnt
 						}
-						got[i] = c
+						diff := got[1].sub(got[0])
+						r := row{c, n}
+						rates[r] = append(rates[r], float64(diff.statements)/float64(n)/(waitingLong-waitingShort).Seconds())
 					}
-					diff := got[1].sub(got[0])
-					rates[n] = append(rates[n], float64(diff.statements)/float64(n)/(waitingLong-waitingShort).Seconds())
 				}
 			}
 			var tab strings.Builder
-			fmt.Fprintf(&tab, "\n| waiters | %s per waiter-second: each round | median |\n|---|---|---|\n", s.statementCounter())
-			for _, n := range []int{8, 64} {
-				each := make([]string, len(rates[n]))
-				for i, r := range rates[n] {
-					each[i] = fmt.Sprintf("%.3f", r)
+			fmt.Fprintf(&tab, "\n| clients | waiters | %s per waiter-second: each round | median |\n|---|---|---|---|\n", s.statementCounter())
+			rounds := 0
+			for _, c := range configs {
+				for _, n := range []int{8, 64} {
+					rs := rates[row{c, n}]
+					rounds = len(rs)
+					each := make([]string, len(rs))
+					for i, r := range rs {
+						each[i] = fmt.Sprintf("%.3f", r)
+					}
+					fmt.Fprintf(&tab, "| %s | %d | %s | %.3f |\n", c.name, n, strings.Join(each, ", "), median(rs))
+					if !c.noPing {
+						b.ReportMetric(median(rs), fmt.Sprintf("stmts/waiter-s-%d", n))
+					}
 				}
-				fmt.Fprintf(&tab, "| %d | %s | %.3f |\n", n, strings.Join(each, ", "), median(rates[n]))
-				b.ReportMetric(median(rates[n]), fmt.Sprintf("stmts/waiter-s-%d", n))
 			}
 			table(b, "%s, a holder holding past its TTL (%v), waiters over %v minus %v, %d rounds:%s",
-				s.kind, waitingTTL, waitingLong, waitingShort, len(rates[8]), tab.String())
+				s.kind, waitingTTL, waitingLong, waitingShort, rounds, tab.String())
 		})
 	}
 }
@@ -78,7 +102,7 @@ func BenchmarkSQLWaiting(b *testing.B) {
 // waitingPass opens a holder and n waiters on a quiet server, holds the
 // lock for d with them waiting, closes them all and returns what the
 // server counted meanwhile.
-func waitingPass(ctx context.Context, s *server, n int, d time.Duration) (counts, error) {
+func waitingPass(ctx context.Context, s *server, n int, d time.Duration, noPing bool) (counts, error) {
 	before, err := s.statements(ctx)
 	if err != nil {
 		return counts{}, err
@@ -91,7 +115,7 @@ func waitingPass(ctx context.Context, s *server, n int, d time.Duration) (counts
 		}
 	}()
 	for range min(n, waitingClients) + 1 { // the holder's own, then the waiters'
-		c, err := waitingClient(ctx, s, name)
+		c, err := waitingClient(ctx, s, name, noPing)
 		if err != nil {
 			return counts{}, err
 		}
@@ -143,32 +167,22 @@ func waitingPass(ctx context.Context, s *server, n int, d time.Duration) (counts
 }
 
 // waitingClient is a sqllock Client of its own (a *sql.DB, and on
-// PostgreSQL a listener) with the lock name at waitingTTL.
-func waitingClient(ctx context.Context, s *server, name string) (*sqllockClient, error) {
-	db, err := OpenDB(s.kind, s.dsn, nil)
-	if err != nil {
-		return nil, err
-	}
-	var opts []sqllock.ClientOption
-	dialect := sqllock.MySQL
-	if s.kind == Postgres {
-		dialect = sqllock.PostgreSQL
-		l, err := pgxlistener.Parse(s.dsn)
+// PostgreSQL a listener) with the lock name at waitingTTL; noPing turns
+// pgx's ping of a connection idle over a second off.
+func waitingClient(ctx context.Context, s *server, name string, noPing bool) (*sqllockClient, error) {
+	var db *sql.DB
+	if noPing {
+		cfg, err := pgx.ParseConfig(s.dsn)
 		if err != nil {
-			return nil, errors.Join(err, db.Close())
+			return nil, err
 		}
-		opts = append(opts, sqllock.WithListener(l))
+		db = sql.OpenDB(&countingConnector{inner: stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(
+			func(context.Context, stdlib.ShouldPingParams) bool { return false })), sent: new(atomic.Int64)})
+	} else {
+		var err error
+		if db, err = OpenDB(s.kind, s.dsn, nil); err != nil {
+			return nil, err
+		}
 	}
-	c, err := sqllock.NewClient(db, dialect, opts...)
-	if err != nil {
-		return nil, errors.Join(err, db.Close())
-	}
-	if err := c.CreateTable(ctx); err != nil {
-		return nil, errors.Join(err, c.Close(), db.Close())
-	}
-	l, err := sqllock.New(c, name, sqllock.WithTTL(waitingTTL))
-	if err != nil {
-		return nil, errors.Join(err, c.Close(), db.Close())
-	}
-	return &sqllockClient{db: db, c: c, l: l}, nil
+	return sqllockOn(ctx, db, s.kind, s.dsn, name, waitingTTL)
 }
