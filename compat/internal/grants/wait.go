@@ -44,15 +44,15 @@ type Queue interface {
 type Outcome struct {
 	Acquired bool
 	Token    int64 // when Acquired
-	// Wait is, when not Acquired, how long the holder's lock lives at
-	// most (0: unknown): the waiter tries again by then.
-	Wait time.Duration
 	// Refresh, when not Acquired and not 0, says that a live waiter is
 	// ahead of this one in the queue: that waiter watches the holder's
 	// expiry (and is handed the lock first), so this one need not try
 	// at Wait, only refresh its entry within Refresh (a queue entry
 	// outlives it). A grant still wakes it at once.
 	Refresh time.Duration
+	// Wait is, when not Acquired, how long the holder's lock lives at
+	// most (0: unknown): the waiter tries again by then.
+	Wait time.Duration
 	// Why, when not Acquired and not empty, says why a lock that may be
 	// free was refused: a TryAcquire's error says it.
 	Why string
