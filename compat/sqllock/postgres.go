@@ -62,6 +62,17 @@ func (l *Lock) call(ctx context.Context, op, me string, sent time.Time) (code in
 // crashed is skipped after three.
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
+// refreshBehind is how often a waiter behind a live waiter refreshes its
+// queue entry: a TTL before the entry would expire (waitTTL), which
+// leaves room for a refresh that fails and is tried again. Only the
+// first live waiter wakes at the holder's expiry (a crashed holder's
+// lock goes to it first); the others wake for a grant or for this,
+// which halves their statements while the lock is held for long. The
+// cost is in a double fault only: when the first waiter gives up or
+// dies, the next one watches the holder's expiry from its next refresh
+// on.
+func (l *Lock) refreshBehind() time.Duration { return l.waitTTL() - l.ttl }
+
 func (w *pgWaiting) String() string { return w.l.String() }
 
 // Watch registers the waiter on its Client's listener, if it has one.
@@ -85,6 +96,9 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		return grants.Outcome{}, errDB("acquire "+w.l.name, err)
 	case code == 1:
 		return grants.Outcome{Acquired: true, Token: n}, nil
+	case code == 2:
+		// Behind a live waiter, which watches the holder's expiry.
+		return grants.Outcome{Wait: time.Duration(n) * time.Microsecond, Refresh: w.l.refreshBehind()}, nil
 	}
 	return grants.Outcome{Wait: time.Duration(n) * time.Microsecond}, nil
 }

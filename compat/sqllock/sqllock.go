@@ -362,7 +362,10 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 // On PostgreSQL waiters are served in the order they first queued: a
 // release hands the lock to the first waiter still alive, and tells it
 // through the Client's Listener; a timer at the holder's remaining TTL
-// covers a lost notification and a crashed holder. On MySQL waiters wait
+// covers a lost notification and a crashed holder (for the first live
+// waiter; those behind it wake every two TTLs to keep their place in
+// the queue, and watch the holder's expiry from the first refresh that
+// finds them first). On MySQL waiters wait
 // in GET_LOCK on a companion name (see the package doc).
 //
 // The lease's context is cancelled, with a cause that is

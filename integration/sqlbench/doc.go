@@ -16,6 +16,7 @@
 //	go test -run '^$' -timeout 30m -bench SQLUncontended -benchtime 20x ./sqlbench/
 //	go test -run '^$' -timeout 30m -bench SQLContended -benchtime 3x ./sqlbench/
 //	go test -run '^$' -timeout 30m -bench SQLTakeover -benchtime 1x ./sqlbench/
+//	go test -run '^$' -timeout 30m -bench SQLWaiting -benchtime 3x ./sqlbench/
 //	go test -run TestAdvisoryLockThroughPgBouncer -v ./sqlbench/
 //
 // A sub-benchmark per server: add /postgres or /mariadb to -bench (e.g.
@@ -34,6 +35,10 @@
 // executions, not its prepare or close), with Com_stmt_prepare apart:
 // go-sql-driver/mysql prepares, executes and closes every statement with
 // arguments by default (no interpolateParams), two round trips each.
+//
+// SQLWaiting counts what sqllock's waiters cost the server while a
+// holder holds the lock past its TTL: the server's counter over two
+// windows, their difference per waiter-second.
 //
 // TestAdvisoryLockThroughPgBouncer shows a known failure of the advisory
 // lock: through PgBouncer in transaction mode two clients both get it.

@@ -65,29 +65,35 @@ func sqllockImpl(kind string) impl {
 			if err != nil {
 				return nil, err
 			}
-			var opts []sqllock.ClientOption
-			dialect := sqllock.MySQL
-			if kind == Postgres {
-				dialect = sqllock.PostgreSQL
-				l, err := pgxlistener.Parse(dsn)
-				if err != nil {
-					return nil, errors.Join(err, db.Close())
-				}
-				opts = append(opts, sqllock.WithListener(l))
-			}
-			c, err := sqllock.NewClient(db, dialect, opts...)
-			if err != nil {
-				return nil, errors.Join(err, db.Close())
-			}
-			if err := c.CreateTable(ctx); err != nil {
-				return nil, errors.Join(err, c.Close(), db.Close())
-			}
-			l, err := sqllock.New(c, name, sqllock.WithTTL(sqllockTTL))
-			if err != nil {
-				return nil, errors.Join(err, c.Close(), db.Close())
-			}
-			return &sqllockClient{db: db, c: c, l: l}, nil
+			return sqllockOn(ctx, db, kind, dsn, name, sqllockTTL)
 		}}
+}
+
+// sqllockOn is a sqllock client of the lock name on db (closed with it),
+// with, on PostgreSQL, its listener on dsn; the table is made.
+func sqllockOn(ctx context.Context, db *sql.DB, kind, dsn, name string, ttl time.Duration) (*sqllockClient, error) {
+	var opts []sqllock.ClientOption
+	dialect := sqllock.MySQL
+	if kind == Postgres {
+		dialect = sqllock.PostgreSQL
+		l, err := pgxlistener.Parse(dsn)
+		if err != nil {
+			return nil, errors.Join(err, db.Close())
+		}
+		opts = append(opts, sqllock.WithListener(l))
+	}
+	c, err := sqllock.NewClient(db, dialect, opts...)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	if err := c.CreateTable(ctx); err != nil {
+		return nil, errors.Join(err, c.Close(), db.Close())
+	}
+	l, err := sqllock.New(c, name, sqllock.WithTTL(ttl))
+	if err != nil {
+		return nil, errors.Join(err, c.Close(), db.Close())
+	}
+	return &sqllockClient{db: db, c: c, l: l}, nil
 }
 
 type sqllockClient struct {

@@ -44,6 +44,12 @@ type Queue interface {
 type Outcome struct {
 	Acquired bool
 	Token    int64 // when Acquired
+	// Refresh, when not Acquired and not 0, says that a live waiter is
+	// ahead of this one in the queue: that waiter watches the holder's
+	// expiry (and is handed the lock first), so this one need not try
+	// at Wait, only refresh its entry within Refresh (a queue entry
+	// outlives it). A grant still wakes it at once.
+	Refresh time.Duration
 	// Wait is, when not Acquired, how long the holder's lock lives at
 	// most (0: unknown): the waiter tries again by then.
 	Wait time.Duration
@@ -116,7 +122,11 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 			confirmed = true // or past ReadyWait: the timer alone until it is
 			continue
 		}
-		g, granted, ok := await(ctx, watch, got.Wait, lockTTL)
+		wake, most := got.Wait, lockTTL
+		if got.Refresh > 0 {
+			wake, most = got.Refresh, got.Refresh
+		}
+		g, granted, ok := await(ctx, watch, wake, most)
 		if !ok {
 			return nil, giveUp(ctx, q, recipes.NotAcquired(ctx))
 		}
@@ -129,15 +139,16 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 	}
 }
 
-// await waits for a grant to the waiter (granted), or for the holder's
-// remaining time (wait; at most the lock's TTL, so that the queue entry
-// is refreshed in time), with jitter; ok is false when ctx ends first.
-// Without a watcher, the timer alone wakes it.
-func await(ctx context.Context, watch *Watcher, wait, lockTTL time.Duration) (g Grant, granted, ok bool) {
+// await waits for a grant to the waiter (granted), or for wait (the
+// holder's remaining time, or the refresh of a waiter behind another; at
+// most most, so that the queue entry is refreshed in time), with jitter;
+// ok is false when ctx ends first. Without a watcher, the timer alone
+// wakes it.
+func await(ctx context.Context, watch *Watcher, wait, most time.Duration) (g Grant, granted, ok bool) {
 	if wait <= 0 {
-		wait = lockTTL // unknown: no TTL on the holder's lock, or it just went
+		wait = most // unknown: no TTL on the holder's lock, or it just went
 	}
-	t := time.NewTimer(min(ttl.Jitter(wait), lockTTL))
+	t := time.NewTimer(min(ttl.Jitter(wait), most))
 	defer t.Stop()
 	var grants <-chan Grant // nil, never ready, without a watcher
 	if watch != nil {

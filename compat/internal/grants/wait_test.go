@@ -159,6 +159,42 @@ func TestWaitTimer(t *testing.T) {
 	}
 }
 
+// A waiter behind another (Refresh) wakes to refresh its entry within
+// Refresh, whatever the holder's remaining time and the lock's TTL: not
+// at the holder's expiry (the waiter ahead watches it), not past Refresh.
+// A grant still wakes it at once.
+func TestWaitBehind(t *testing.T) {
+	behind := func(wait, refresh time.Duration) answer {
+		return answer{o: Outcome{Wait: wait, Refresh: refresh}}
+	}
+	t.Run("wakes at its refresh", func(t *testing.T) {
+		q := &fakeQueue{board: confirmedBoard(), answers: []answer{behind(time.Hour, time.Millisecond), acquired(3)}}
+		_, err := Wait(testCtx(t), q, true, time.Hour, nil)
+		require.NoError(t, err)
+		require.Len(t, q.attempts, 2)
+		assert.Equal(t, taken{3, q.attempts[1]}, *q.held)
+	})
+	t.Run("not at the holder's expiry", func(t *testing.T) {
+		// The holder's lock and the TTL end in a millisecond; the refresh
+		// is an hour away: nothing but the context's end wakes it.
+		ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+		defer cancel()
+		q := &fakeQueue{board: confirmedBoard(), answers: []answer{behind(time.Millisecond, time.Hour), acquired(3)}}
+		_, err := Wait(ctx, q, true, time.Millisecond, nil)
+		require.ErrorIs(t, err, recipes.ErrNotAcquired)
+		assert.Len(t, q.attempts, 1, "no attempt until the refresh")
+		assert.Equal(t, 1, q.gaveUp)
+	})
+	t.Run("a grant wakes it", func(t *testing.T) {
+		q := &fakeQueue{board: confirmedBoard(), trusts: true, answers: []answer{behind(time.Hour, time.Hour)},
+			after: map[int]func(*fakeQueue){1: grant(7)}}
+		_, err := Wait(testCtx(t), q, true, time.Hour, nil)
+		require.NoError(t, err)
+		assert.Len(t, q.attempts, 1)
+		assert.Equal(t, int64(7), q.held.token)
+	})
+}
+
 // A board whose subscription is not confirmed yet may have missed a
 // grant: once it is, the waiter looks again at once, rather than wait for
 // its timer (here an hour).
