@@ -132,18 +132,30 @@ func uncontendedOps(b *testing.B, servers []string, names ...string) []func() er
 }
 
 // BenchmarkUncontended: one acquire+release per op, each implementation on
-// its own; ns/op and allocations.
+// its own; ns/op, allocations and the requests the server received per op
+// (mntr; pings and the session's rounds of proof included).
 func BenchmarkUncontended(b *testing.B) {
 	servers := sharedServers(b)
 	for _, name := range []string{"floor", "mutex", "zk.Lock"} {
 		b.Run("impl="+name, func(b *testing.B) {
 			op := uncontendedOp(b, servers, name)
 			b.ReportAllocs()
+			before, err := lockbench.Packets(servers[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
 			for b.Loop() {
 				if err := op(); err != nil {
 					b.Fatal(err)
 				}
+				n++
 			}
+			after, err := lockbench.Packets(servers[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(after-before)/float64(n), "requests/op")
 		})
 	}
 }
