@@ -57,6 +57,35 @@ func floor(conn *zk.Conn, path string) error {
 	return conn.Delete(node, -1)
 }
 
+// floorPipelined is the floor's requests with the create and the listing
+// in flight together, straight on go-zookeeper: two round trips, the most
+// any queue lock can get from pipelining (the mutex's CreateAndList does
+// the same, and also reads the create's zxid). It measures what the machine
+// allows in a run: the floor over floorPipelined bounds the mutex's ratio.
+func floorPipelined(conn *zk.Conn, path string) error {
+	type made struct {
+		node string
+		err  error
+	}
+	res := make(chan made, 1)
+	go func() {
+		node, err := conn.Create(path+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+		res <- made{node, err}
+	}()
+	// No wait for the create to leave first: go-zookeeper sends in the order
+	// its calls queue, and this listing may then go out ahead of the create,
+	// which costs it nothing here (the floor's listing is not read).
+	_, _, listErr := conn.Children(path)
+	m := <-res
+	if m.err != nil {
+		return m.err
+	}
+	if listErr != nil {
+		return listErr
+	}
+	return conn.Delete(m.node, -1)
+}
+
 func ensure(b *testing.B, conn *zk.Conn, path string) {
 	b.Helper()
 	if _, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
@@ -73,6 +102,8 @@ func benchPath(kind string) string {
 // uncontendedOp returns one uncontended acquire+release of the named
 // implementation, on connections and a lock path of its own:
 //   - floor: the floor's requests straight on go-zookeeper;
+//   - floor-pipelined: the same with the create and the listing in flight
+//     together (floorPipelined);
 //   - session: the floor's requests through session.Client (the session
 //     layer without the engine);
 //   - mutex: this package's Mutex;
@@ -81,13 +112,16 @@ func uncontendedOp(b *testing.B, servers []string, name string) func() error {
 	b.Helper()
 	ctx := context.Background()
 	switch name {
-	case "floor", "session":
+	case "floor", "floor-pipelined", "session":
 		conn := rawConn(b, servers)
 		path := benchPath(name)
 		ensure(b, conn, "/bench")
 		ensure(b, conn, path)
-		if name == "floor" {
+		switch name {
+		case "floor":
 			return func() error { return floor(conn, path) }
+		case "floor-pipelined":
+			return func() error { return floorPipelined(conn, path) }
 		}
 		c := connect(b, servers)
 		return func() error {
@@ -132,18 +166,30 @@ func uncontendedOps(b *testing.B, servers []string, names ...string) []func() er
 }
 
 // BenchmarkUncontended: one acquire+release per op, each implementation on
-// its own; ns/op and allocations.
+// its own; ns/op, allocations and the requests the server received per op
+// (mntr; pings and the session's rounds of proof included).
 func BenchmarkUncontended(b *testing.B) {
 	servers := sharedServers(b)
 	for _, name := range []string{"floor", "mutex", "zk.Lock"} {
 		b.Run("impl="+name, func(b *testing.B) {
 			op := uncontendedOp(b, servers, name)
 			b.ReportAllocs()
+			before, err := lockbench.Packets(servers[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
 			for b.Loop() {
 				if err := op(); err != nil {
 					b.Fatal(err)
 				}
+				n++
 			}
+			after, err := lockbench.Packets(servers[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(after-before)/float64(n), "requests/op")
 		})
 	}
 }

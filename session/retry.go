@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -90,10 +91,19 @@ func (NoRetry) Backoff(int, time.Duration) (time.Duration, bool) { return 0, fal
 // not have been applied), no server reachable, or an operation timeout.
 // Session expiry is not retryable: a retry would run in another session.
 func IsRetryable(err error) bool {
+	var netErr *net.OpError
 	switch {
 	case err == nil:
 		return false
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+		return true
+	case errors.As(err, &netErr):
+		// A connection loss too: go-zookeeper hands a request the error
+		// of the Write that failed to send it (a broken pipe, a reset, a
+		// write deadline) as it is, and closes the connection, where the
+		// requests it flushes get ErrConnectionClosed. It is no answer
+		// of the server's: the session value may not have ended yet
+		// when the caller sees it.
 		return true
 	}
 	code, ok := serverErrorCode(err)

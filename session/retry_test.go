@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -74,6 +75,34 @@ func TestIsRetryable(t *testing.T) {
 	} {
 		assert.Equal(t, want, IsRetryable(err), "%v", err)
 	}
+}
+
+// A request whose write fails gets the connection's error as it is from
+// go-zookeeper (a broken pipe, a reset): a connection loss, to be retried
+// like ErrConnectionClosed. Seen beside a sick member: a waiter's watch,
+// sent as its connection broke, failed its Acquire while its session
+// value was still trusted.
+func TestIsRetryableWriteError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	require.NoError(t, peer.(*net.TCPConn).SetLinger(0)) // its close resets the connection
+	require.NoError(t, peer.Close())
+	var werr error
+	for range 1000 { // the first writes may be buffered before the reset is read
+		if _, werr = conn.Write(make([]byte, 1024)); werr != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.Error(t, werr, "a write to a reset connection fails")
+	assert.True(t, IsRetryable(werr), "%v", werr)
+	assert.True(t, IsRetryable(opError("get", "/p", werr)), "wrapped as an operation's error")
 }
 
 func TestRetryStopsOnPolicyAndContext(t *testing.T) {
