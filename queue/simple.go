@@ -22,8 +22,20 @@ const simplePrefix = "qn-"
 // is deleted when it is taken: it is delivered at most once, and lost if
 // its taker dies before it has handled it. It is safe for concurrent use.
 type SimpleQueue struct {
-	c    *session.Client
+	c    simpleConn
 	path string
+}
+
+// simpleConn is what a SimpleQueue asks of its *session.Client; an
+// internal test wraps one to change the tree between two requests.
+type simpleConn interface {
+	Create(ctx context.Context, path string, data []byte, mode session.CreateMode) (string, error)
+	Children(ctx context.Context, path string) ([]string, *session.Stat, error)
+	ChildrenW(ctx context.Context, path string) ([]string, *session.Stat, <-chan session.Event, error)
+	ExistsW(ctx context.Context, path string) (bool, *session.Stat, <-chan session.Event, error)
+	Get(ctx context.Context, path string) ([]byte, *session.Stat, error)
+	Delete(ctx context.Context, path string, version int32) error
+	Session(ctx context.Context) (*session.Session, error)
 }
 
 // NewSimple returns the simple queue at path on c. No I/O is done.
@@ -109,31 +121,15 @@ func (q *SimpleQueue) Take(ctx context.Context) ([]byte, error) {
 }
 
 // head reads (and with take, deletes) the lowest item; with watch it
-// leaves a watch on the children, whose channel it returns.
+// leaves a watch on the children (on a queue path that does not exist, an
+// exists watch), whose channel it returns.
 func (q *SimpleQueue) head(ctx context.Context, take, watch bool) ([]byte, <-chan session.Event, error) {
 	if err := recipes.CheckContext(ctx); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	var kids []string
-	var ch <-chan session.Event
-	var err error
-	if watch {
-		kids, _, ch, err = q.c.ChildrenW(ctx, q.path)
-	} else {
-		kids, _, err = q.c.Children(ctx, q.path)
-	}
-	if errors.Is(err, session.ErrNoNode) {
-		if watch {
-			// An exists watch fires when the path is made.
-			_, _, ch, err = q.c.ExistsW(ctx, q.path)
-			if err != nil {
-				return nil, nil, fmt.Errorf("queue: %s: %w", q.path, err)
-			}
-		}
-		return nil, ch, fmt.Errorf("%w: %s", ErrEmpty, q.path)
-	}
+	kids, ch, err := q.list(ctx, watch)
 	if err != nil {
-		return nil, nil, fmt.Errorf("queue: list %s: %w", q.path, err)
+		return nil, ch, err // ch: ErrEmpty's exists watch
 	}
 	slices.Sort(kids)
 	for _, k := range kids {
@@ -160,4 +156,42 @@ func (q *SimpleQueue) head(ctx context.Context, take, watch bool) ([]byte, <-cha
 		return data, ch, nil
 	}
 	return nil, ch, fmt.Errorf("%w: %s", ErrEmpty, q.path)
+}
+
+// list returns the queue's children; with watch it leaves a watch that
+// fires on their next change, whose channel it returns. A queue path that
+// does not exist is ErrEmpty, with watch an exists watch that fires when
+// the path is made.
+func (q *SimpleQueue) list(ctx context.Context, watch bool) ([]string, <-chan session.Event, error) {
+	if !watch {
+		kids, _, err := q.c.Children(ctx, q.path)
+		return kids, nil, q.listed(err)
+	}
+	for {
+		kids, _, ch, err := q.c.ChildrenW(ctx, q.path)
+		if !errors.Is(err, session.ErrNoNode) {
+			return kids, ch, q.listed(err)
+		}
+		ok, _, ch, err := q.c.ExistsW(ctx, q.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("queue: %s: %w", q.path, err)
+		}
+		if !ok {
+			return nil, ch, fmt.Errorf("%w: %s", ErrEmpty, q.path)
+		}
+		// Made since the listing: the watch now on it fires on a change
+		// of its data or its deletion, never on a child, so an item put
+		// there would wake no one. List again, with a children watch.
+	}
+}
+
+// listed is the error of a listing of the queue path.
+func (q *SimpleQueue) listed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, session.ErrNoNode):
+		return fmt.Errorf("%w: %s", ErrEmpty, q.path)
+	}
+	return fmt.Errorf("queue: list %s: %w", q.path, err)
 }
