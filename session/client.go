@@ -39,7 +39,7 @@ type Client struct {
 	done      chan struct{}
 	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog
 	live      liveness
-	writes    writeOrder // a write waits for the abandoned ones (order.go)
+	order     callOrder // every call waits for the abandoned ones (order.go)
 
 	keepaliveOut bool          // the watchdog's keepalive is waiting for its reply
 	proofOut     bool          // the watchdog's round of proof is waiting for its replies

@@ -47,7 +47,7 @@ func (c *Client) CreateWithZxid(ctx context.Context, path string, data []byte, m
 	if err := c.checkSize("create", path, size); err != nil {
 		return "", 0, err
 	}
-	r, err := call(c, ctx, callWriteOnce, func(conn *zk.Conn) (r madeNode, err error) {
+	r, err := call(c, ctx, false, func(conn *zk.Conn) (r madeNode, err error) {
 		r.path, r.czxid, err = c.createZxid(conn, full, data, flags, guards)
 		return r, err
 	})
@@ -101,7 +101,7 @@ func (c *Client) CreateAndList(ctx context.Context, path string, data []byte, mo
 	if err := c.checkSize("create", path, requestHeaderSize+createBodySize(full, data, c.cfg.acl)); err != nil {
 		return "", 0, nil, err
 	}
-	r, err := call(c, ctx, callWriteOnce, func(conn *zk.Conn) (madeNode, error) {
+	r, err := call(c, ctx, false, func(conn *zk.Conn) (madeNode, error) {
 		return c.createAndList(conn, full, data, flags, pfull)
 	})
 	if err != nil {

@@ -13,9 +13,9 @@ func ProofIdle(c *Client) bool {
 	return !c.proofOut && c.roundsOnConn > 0 && c.roundConn != nil
 }
 
-// AbandonedWrites is how many of c's abandoned writes have not returned.
+// AbandonedWrites is how many of c's abandoned calls have not returned.
 func AbandonedWrites(c *Client) int {
-	o := &c.writes
+	o := &c.order
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pruneLocked()

@@ -97,7 +97,7 @@ func (c *Client) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		return nil, err
 	}
 	var res []zk.MultiResponse
-	err := c.do(ctx, callWriteOnce, func(conn *zk.Conn) error {
+	err := c.do(ctx, false, func(conn *zk.Conn) error {
 		r, err := conn.Multi(reqs...)
 		if err != nil {
 			for i, op := range r {

@@ -36,31 +36,31 @@ func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
 }
 
 // call runs fn on the current connection and returns its result, honouring
-// ctx, and retries it under the client's policy when kind is retryable
-// (unless ctx says WithoutRetry). A write first waits for the client's
-// abandoned writes (writeOrder). When nothing can cancel ctx, fn runs on
+// ctx, and retries it under the client's policy when retryable is set
+// (unless ctx says WithoutRetry). It first waits for the client's
+// abandoned calls (callOrder). When nothing can cancel ctx, fn runs on
 // the caller's goroutine; otherwise on its own, abandoned if ctx ends
-// first. Results come back by value: a read costs no allocation of its own
-// beyond fn.
+// first. Results come back by value: an operation costs no allocation of
+// its own beyond fn and, when ctx can end, its goroutine and two channels.
 // A refusal (zk.ErrNoAuth, zk.ErrAuthFailed) is marked so that it is
 // recipes.ErrRefused too.
-func call[T any](c *Client, ctx context.Context, kind callKind, fn func(*zk.Conn) (T, error)) (T, error) {
-	v, err := callRetrying(c, ctx, kind, fn)
+func call[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
+	v, err := callRetrying(c, ctx, retryable, fn)
 	return v, markRefusal(err)
 }
 
 // callRetrying is call, without the mark.
-func callRetrying[T any](c *Client, ctx context.Context, kind callKind, fn func(*zk.Conn) (T, error)) (T, error) {
+func callRetrying[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
 	if err := checkCtx(ctx); err != nil {
 		var zero T
 		return zero, err
 	}
-	if !kind.retryable() || ctx.Value(noRetryKey{}) != nil {
-		return callOnce(c, ctx, kind, fn)
+	if !retryable || ctx.Value(noRetryKey{}) != nil {
+		return callOnce(c, ctx, fn)
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		v, err := callOnce(c, ctx, kind, fn)
+		v, err := callOnce(c, ctx, fn)
 		if !IsRetryable(err) {
 			return v, err
 		}
@@ -71,12 +71,10 @@ func callRetrying[T any](c *Client, ctx context.Context, kind callKind, fn func(
 }
 
 // callOnce is one try of call.
-func callOnce[T any](c *Client, ctx context.Context, kind callKind, fn func(*zk.Conn) (T, error)) (T, error) {
+func callOnce[T any](c *Client, ctx context.Context, fn func(*zk.Conn) (T, error)) (T, error) {
 	var zero T
-	if kind.ordered() {
-		if err := c.writes.wait(ctx, c.done); err != nil {
-			return zero, err
-		}
+	if err := c.order.wait(ctx, c.done); err != nil {
+		return zero, err
 	}
 	conn, err := c.connection(ctx)
 	if err != nil {
@@ -90,32 +88,25 @@ func callOnce[T any](c *Client, ctx context.Context, kind callKind, fn func(*zk.
 		err error
 	}
 	res := make(chan result, 1)
-	var done chan struct{} // a write's: closed once fn has returned
-	if kind.ordered() {
-		done = make(chan struct{})
-	}
+	done := make(chan struct{}) // closed once fn has returned: what an abandoned call orders
 	go func() {
 		v, err := fn(conn)
-		if done != nil {
-			close(done)
-		}
+		close(done)
 		res <- result{v, err}
 	}()
 	select {
 	case r := <-res:
 		return r.v, r.err
 	case <-ctx.Done():
-		if done != nil {
-			c.writes.abandon(done)
-		}
+		c.order.abandon(done)
 		return zero, ctxError(ctx)
 	}
 }
 
 // do is call for an operation whose only result is its error. fn must only
 // write variables that the caller reads after do returns nil.
-func (c *Client) do(ctx context.Context, kind callKind, fn func(*zk.Conn) error) error {
-	_, err := call(c, ctx, kind, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, fn(conn) })
+func (c *Client) do(ctx context.Context, retryable bool, fn func(*zk.Conn) error) error {
+	_, err := call(c, ctx, retryable, func(conn *zk.Conn) (struct{}, error) { return struct{}{}, fn(conn) })
 	return err
 }
 
@@ -165,12 +156,8 @@ func (c *Client) create(ctx context.Context, path string, data []byte, mode Crea
 	if err := c.checkSize("create", path, requestHeaderSize+createBodySize(full, data, c.cfg.acl)); err != nil {
 		return "", err
 	}
-	kind := callWrite
-	if mode.IsSequential() {
-		kind = callWriteOnce // a retry could create a second node
-	}
 	var created string
-	err = c.do(ctx, kind, func(conn *zk.Conn) error {
+	err = c.do(ctx, !mode.IsSequential(), func(conn *zk.Conn) error {
 		var err error
 		for attempt := 0; attempt < maxParentAttempts; attempt++ {
 			created, err = send(conn, full, data)
@@ -221,7 +208,7 @@ func (c *Client) EnsurePath(ctx context.Context, path string) error {
 		return err
 	}
 	full := c.cfg.namespace.full(path)
-	err := c.do(ctx, callWrite, func(conn *zk.Conn) error {
+	err := c.do(ctx, true, func(conn *zk.Conn) error {
 		if err := c.makeParents(conn, full); err != nil {
 			return err
 		}
@@ -294,7 +281,7 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Sta
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	r, err := call(c, ctx, callRead, func(conn *zk.Conn) (r nodeData, err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
 		if watch {
 			r.data, r.st, r.ev, err = conn.GetW(full)
 		} else {
@@ -328,7 +315,7 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	r, err := call(c, ctx, callRead, func(conn *zk.Conn) (r listing, err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r listing, err error) {
 		if watch {
 			r.kids, r.st, r.ev, err = conn.ChildrenW(full)
 		} else {
@@ -363,7 +350,7 @@ func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *St
 		return false, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
-	r, err := call(c, ctx, callRead, func(conn *zk.Conn) (r nodeData, err error) {
+	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
 		if watch {
 			r.ok, r.st, r.ev, err = conn.ExistsW(full)
 		} else {
@@ -386,7 +373,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	if err := c.checkSize("set", path, requestHeaderSize+stringSize(full)+bufferSize(data)+4); err != nil {
 		return nil, err
 	}
-	st, err := call(c, ctx, callWrite, func(conn *zk.Conn) (*zk.Stat, error) {
+	st, err := call(c, ctx, true, func(conn *zk.Conn) (*zk.Stat, error) {
 		return conn.Set(full, data, version)
 	})
 	if err != nil {
@@ -401,7 +388,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 		return err
 	}
 	full := c.cfg.namespace.full(path)
-	_, err := call(c, ctx, callWrite, func(conn *zk.Conn) (struct{}, error) {
+	_, err := call(c, ctx, true, func(conn *zk.Conn) (struct{}, error) {
 		return struct{}{}, conn.Delete(full, version)
 	})
 	return opError("delete", path, err)

@@ -6,31 +6,21 @@ import (
 	"sync"
 )
 
-// callKind is what an operation is to call: whether it changes the server,
-// and so waits for the client's abandoned writes (writeOrder), and whether
-// it is retried under the RetryPolicy.
-type callKind uint8
-
-const (
-	callRead      callKind = iota // retried; needs no order
-	callWrite                     // retried; ordered after abandoned writes
-	callWriteOnce                 // not retried (a retry could apply it twice); ordered
-)
-
-func (k callKind) retryable() bool { return k != callWriteOnce }
-func (k callKind) ordered() bool   { return k != callRead }
-
-// writeOrder keeps a write from reaching the server before a write of the
-// same client that was abandoned: its caller's context ended before it was
-// answered, and callOnce returned while its goroutine still runs. Without
-// it, a clean-up issued after a cancelled create (the delete of the node
-// it was making) can overtake the create, which then lands and leaves the
-// node behind.
+// callOrder keeps an operation from reaching the server before a write
+// of the same client that was abandoned: its caller's context ended before
+// it was answered, and callOnce returned while its goroutine still runs.
+// Without it, a clean-up issued after a cancelled create (the delete of
+// the node it was making, or the read that looks for it first) can
+// overtake the create, which then lands and leaves the node behind.
 //
-// The rule: a write waits, before it takes a connection, until every write
-// abandoned before it began has returned (each of its requests answered or
-// failed), or its own context ends (or the client closes). Reads need no
-// order. Writes that nobody abandoned keep their concurrency.
+// The rule: an operation waits, before it takes a connection, until every
+// call abandoned before it began has returned (each of its requests
+// answered or failed), or its own context ends (or the client closes).
+// Reads wait too: every clean-up here decides by reading first (is the
+// node there, is it ours), and a read that overtakes the create finds
+// nothing to delete. Operations that nobody abandoned keep their
+// concurrency. An abandoned read is recorded like a write (callOnce does
+// not tell them apart): waiting for it costs at most its reply.
 //
 // Why it is enough (go-zookeeper v1.0.4, conn.go):
 //   - Every request is queued in one FIFO channel (sendChan, which outlives
@@ -44,13 +34,14 @@ func (k callKind) ordered() bool   { return k != callRead }
 //     those still queued when every server was tried (flushUnsentRequests),
 //     those met by a closed connection (sendData, queueRequest).
 //
-// So once an abandoned write's function has returned, each of its requests
-// is applied, refused, or will never be sent, and a write queued after that
-// is processed after it or alone. Only a write waiting for its goroutine to
-// be scheduled, or for room in sendChan (16 requests; senders block while
-// disconnected), could overtake it, and that is what the wait removes: the
-// moment go-zookeeper queues a request cannot be seen from outside, so the
-// rule waits for its outcome.
+// So once an abandoned call's function has returned, each of its requests
+// is applied, refused, or will never be sent, and a request queued after
+// that is processed after it or alone. Only a request waiting for its
+// goroutine to be scheduled, or for room in sendChan (16 requests; senders
+// block while disconnected), or the later requests of a call that makes
+// several (a create making its parents), could overtake it, and that is
+// what the wait removes: the moment go-zookeeper queues a request cannot be
+// seen from outside, so the rule waits for its outcome.
 //
 // The hole left: when the client closes or replaces its zk.Conn (Close, a
 // simulated expiry), go-zookeeper's request returns ErrConnectionClosed at
@@ -59,27 +50,28 @@ func (k callKind) ordered() bool   { return k != callRead }
 // session is then not ordered after it, as ZooKeeper orders nothing across
 // sessions.
 //
-// Cost: nothing until a write is abandoned (a lock and a length check per
-// write, a channel per write whose context can end); then writes issued
-// meanwhile wait for the abandoned one's reply, one round trip at most on
-// a working connection, or until the connection's loss fails it.
-type writeOrder struct {
+// Cost: nothing until a call is abandoned (a lock and a length check per
+// call, and a channel per call whose context can end); then operations
+// issued meanwhile wait for the abandoned call's replies, a round trip or
+// a few on a working connection, or until the connection's loss fails it
+// (the watchdog drops a connection that stops answering).
+type callOrder struct {
 	mu        sync.Mutex
-	abandoned []chan struct{} // each closed once its write has returned
+	abandoned []chan struct{} // each closed once its call has returned
 }
 
-// abandon records a write whose caller has gone: done is closed once its
+// abandon records a call whose caller has gone: done is closed once its
 // function returns.
-func (o *writeOrder) abandon(done chan struct{}) {
+func (o *callOrder) abandon(done chan struct{}) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pruneLocked()
 	o.abandoned = append(o.abandoned, done)
 }
 
-// wait returns once every write abandoned so far has returned, or ctx ends
+// wait returns once every call abandoned so far has returned, or ctx ends
 // (its error), or closed is closed (ErrClosed).
-func (o *writeOrder) wait(ctx context.Context, closed <-chan struct{}) error {
+func (o *callOrder) wait(ctx context.Context, closed <-chan struct{}) error {
 	o.mu.Lock()
 	o.pruneLocked()
 	if len(o.abandoned) == 0 {
@@ -100,8 +92,8 @@ func (o *writeOrder) wait(ctx context.Context, closed <-chan struct{}) error {
 	return nil
 }
 
-// pruneLocked forgets the abandoned writes that have returned.
-func (o *writeOrder) pruneLocked() {
+// pruneLocked forgets the abandoned calls that have returned.
+func (o *callOrder) pruneLocked() {
 	o.abandoned = slices.DeleteFunc(o.abandoned, func(done chan struct{}) bool {
 		select {
 		case <-done:

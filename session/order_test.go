@@ -17,41 +17,58 @@ import (
 const (
 	opcodeCreate  = 1
 	opcodeDelete  = 2
+	opcodeExists  = 3
 	opcodeSetData = 5
 )
 
-// A create abandoned by its caller while the connection held its requests,
-// then a delete of its path by the same client: the delete waits for the
-// create's outcome, so it deletes the node and nothing is left. The create
-// makes missing parents, so it is several requests: without the order, the
-// delete goes out behind the create's first request (answered NoNode), the
-// create then makes the parents and the node, and the node stays behind.
-// Deterministic: the delete is on the wire, or waiting for the create,
-// before the proxy lets anything through.
-func TestWriteWaitsForAbandonedWrite(t *testing.T) {
-	p := harness.NewProxy(t, zktest.Shared(t)[0])
+// abandonedCreate returns a client whose create of node (with missing
+// parents, so several requests) its caller abandoned while the proxy held
+// the requests toward the server, and the proxy, to be restored; and a
+// client straight to the server, to look.
+func abandonedCreate(t *testing.T, node string) (c, observer *session.Client, p *harness.Proxy) {
+	p = harness.NewProxy(t, zktest.Shared(t)[0])
 	// A long session timeout: the hold must not make the watchdog drop
 	// the connection.
-	c := connect(t, []string{p.Addr()}, session.WithSessionTimeout(30*time.Second))
-	observer := connect(t, zktest.Shared(t))
-	ctx := ctxT(t)
-	base := "/abandoned-write"
-	node := base + "/a/b/node"
+	c = connect(t, []string{p.Addr()}, session.WithSessionTimeout(30*time.Second))
+	observer = connect(t, zktest.Shared(t))
 	t.Cleanup(func() { _ = observer.Delete(context.Background(), node, -1) })
 
 	p.HoldToServer(t)
-	ctxA, cancelA := context.WithCancel(ctx)
-	errA := make(chan error, 1)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Create(ctxA, node, []byte("a"), session.Persistent)
-		errA <- err
+		_, err := c.Create(ctx, node, []byte("a"), session.Persistent)
+		errc <- err
 	}()
 	until(t, "the create on the wire", func() bool { return session.PendingRequests(c, opcodeCreate) > 0 })
-	cancelA()
-	require.ErrorIs(t, <-errA, context.Canceled)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
 	require.Equal(t, 1, session.AbandonedWrites(c))
+	return c, observer, p
+}
 
-	// A write whose own context ends while it waits returns.
+// assertGone checks, once the abandoned create has returned, that node
+// is not there.
+func assertGone(t *testing.T, c, observer *session.Client, node string) {
+	t.Helper()
+	until(t, "the abandoned create returned", func() bool { return session.AbandonedWrites(c) == 0 })
+	ok, _, err := observer.Exists(ctxT(t), node)
+	require.NoError(t, err)
+	assert.False(t, ok, "the node the abandoned create made is left behind")
+}
+
+// A delete after an abandoned create of its node waits for the create's
+// outcome, so it deletes the node and nothing is left. Without the order
+// the delete goes out behind the create's first request (answered
+// NoNode) and is answered NoNode too; the create then makes the parents
+// and the node, which stays behind. Deterministic: the delete is on the
+// wire, or waiting, before the proxy lets anything through.
+func TestDeleteWaitsForAbandonedCreate(t *testing.T) {
+	node := "/abandoned-delete/a/b/node"
+	c, observer, p := abandonedCreate(t, node)
+	ctx := ctxT(t)
+
+	// A call whose own context ends while it waits returns.
 	ctxB0, cancelB0 := context.WithCancel(ctx)
 	errB0 := make(chan error, 1)
 	go func() {
@@ -59,7 +76,7 @@ func TestWriteWaitsForAbandonedWrite(t *testing.T) {
 		errB0 <- err
 	}()
 	until(t, "the set on the wire or waiting", func() bool {
-		return session.PendingRequests(c, opcodeSetData) > 0 || writesWaiting() == 1
+		return session.PendingRequests(c, opcodeSetData) > 0 || callsWaiting() == 1
 	})
 	cancelB0()
 	require.ErrorIs(t, <-errB0, context.Canceled)
@@ -67,14 +84,40 @@ func TestWriteWaitsForAbandonedWrite(t *testing.T) {
 	errB := make(chan error, 1)
 	go func() { errB <- c.Delete(ctx, node, -1) }()
 	until(t, "the delete on the wire or waiting", func() bool {
-		return session.PendingRequests(c, opcodeDelete) > 0 || writesWaiting() == 1
+		return session.PendingRequests(c, opcodeDelete) > 0 || callsWaiting() == 1
 	})
 	p.Restore(t)
 	require.NoError(t, <-errB, "the delete comes after the create")
-	until(t, "the abandoned create returned", func() bool { return session.AbandonedWrites(c) == 0 })
-	ok, _, err := observer.Exists(ctx, node)
-	require.NoError(t, err)
-	assert.False(t, ok, "the node the abandoned create made is left behind")
+	assertGone(t, c, observer, node)
+}
+
+// A clean-up that reads before it deletes (as nodes and the engine do):
+// the read waits for the abandoned create's outcome, finds the node, and
+// the node is deleted. Without the order the read goes out behind the
+// create's first request and finds nothing, so nothing is deleted, and
+// the node the create then makes stays behind.
+func TestReadWaitsForAbandonedCreate(t *testing.T) {
+	node := "/abandoned-read/a/b/node"
+	c, observer, p := abandonedCreate(t, node)
+	ctx := ctxT(t)
+
+	found := make(chan bool, 1)
+	errc := make(chan error, 1)
+	go func() {
+		ok, st, err := c.Exists(ctx, node)
+		found <- ok
+		if err == nil && ok {
+			err = c.Delete(ctx, node, st.Version)
+		}
+		errc <- err
+	}()
+	until(t, "the read on the wire or waiting", func() bool {
+		return session.PendingRequests(c, opcodeExists) > 0 || callsWaiting() == 1
+	})
+	p.Restore(t)
+	assert.True(t, <-found, "the read comes after the create")
+	require.NoError(t, <-errc)
+	assertGone(t, c, observer, node)
 }
 
 // until polls cond, failing t if it does not hold within waitLimit.
@@ -83,11 +126,11 @@ func until(t *testing.T, what string, cond func() bool) {
 	require.Eventually(t, cond, waitLimit, time.Millisecond, what)
 }
 
-// writesWaiting is how many goroutines wait in a write's order.
-func writesWaiting() int {
+// callsWaiting is how many goroutines wait for an abandoned call.
+func callsWaiting() int {
 	n := 0
 	for _, g := range zktest.Goroutines() {
-		if strings.Contains(g, "session.(*writeOrder).wait(") {
+		if strings.Contains(g, "session.(*callOrder).wait(") {
 			n++
 		}
 	}
