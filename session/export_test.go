@@ -13,8 +13,8 @@ func ProofIdle(c *Client) bool {
 	return !c.proofOut && c.roundsOnConn > 0 && c.roundConn != nil
 }
 
-// AbandonedWrites is how many of c's abandoned calls have not returned.
-func AbandonedWrites(c *Client) int {
+// AbandonedCalls is how many of c's abandoned calls have not returned.
+func AbandonedCalls(c *Client) int {
 	o := &c.order
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -43,7 +43,7 @@ func abandonedCreate(t *testing.T, node string) (c, observer *session.Client, p 
 	until(t, "the create on the wire", func() bool { return session.PendingRequests(c, opcodeCreate) > 0 })
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
-	require.Equal(t, 1, session.AbandonedWrites(c))
+	require.Equal(t, 1, session.AbandonedCalls(c))
 	return c, observer, p
 }
 
@@ -51,7 +51,7 @@ func abandonedCreate(t *testing.T, node string) (c, observer *session.Client, p 
 // is not there.
 func assertGone(t *testing.T, c, observer *session.Client, node string) {
 	t.Helper()
-	until(t, "the abandoned create returned", func() bool { return session.AbandonedWrites(c) == 0 })
+	until(t, "the abandoned create returned", func() bool { return session.AbandonedCalls(c) == 0 })
 	ok, _, err := observer.Exists(ctxT(t), node)
 	require.NoError(t, err)
 	assert.False(t, ok, "the node the abandoned create made is left behind")
