@@ -39,6 +39,7 @@ type Client struct {
 	done      chan struct{}
 	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog
 	live      liveness
+	order     callOrder // every call waits for the abandoned ones (order.go)
 
 	keepaliveOut bool          // the watchdog's keepalive is waiting for its reply
 	proofOut     bool          // the watchdog's round of proof is waiting for its replies

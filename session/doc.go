@@ -37,6 +37,10 @@
 //
 // Operations take a context, apply the namespace, and are retried on
 // connection loss (RetryPolicy), but for sequential creates and Multi.
+// An operation whose context ends returns at once, but what it sent may
+// still be applied: every later operation of the client waits until it has
+// been answered or failed, so a clean-up after a cancelled create (read the
+// node, delete it) sees the create's outcome and nothing is left behind.
 // FencedResource refuses writes that carry a lower token than one it saw.
 //
 // Secured ensembles: WithDigestAuth gives the client an identity, WithACL

@@ -37,10 +37,11 @@ func (c *Client) connection(ctx context.Context) (*zk.Conn, error) {
 
 // call runs fn on the current connection and returns its result, honouring
 // ctx, and retries it under the client's policy when retryable is set
-// (unless ctx says WithoutRetry). When nothing can cancel ctx, fn runs on
+// (unless ctx says WithoutRetry). It first waits for the client's
+// abandoned calls (callOrder). When nothing can cancel ctx, fn runs on
 // the caller's goroutine; otherwise on its own, abandoned if ctx ends
 // first. Results come back by value: an operation costs no allocation of
-// its own beyond fn.
+// its own beyond fn and, when ctx can end, its goroutine and two channels.
 // A refusal (zk.ErrNoAuth, zk.ErrAuthFailed) is marked so that it is
 // recipes.ErrRefused too.
 func call[T any](c *Client, ctx context.Context, retryable bool, fn func(*zk.Conn) (T, error)) (T, error) {
@@ -72,6 +73,9 @@ func callRetrying[T any](c *Client, ctx context.Context, retryable bool, fn func
 // callOnce is one try of call.
 func callOnce[T any](c *Client, ctx context.Context, fn func(*zk.Conn) (T, error)) (T, error) {
 	var zero T
+	if err := c.order.wait(ctx, c.done); err != nil {
+		return zero, err
+	}
 	conn, err := c.connection(ctx)
 	if err != nil {
 		return zero, err
@@ -84,14 +88,17 @@ func callOnce[T any](c *Client, ctx context.Context, fn func(*zk.Conn) (T, error
 		err error
 	}
 	res := make(chan result, 1)
+	done := make(chan struct{}) // closed once fn has returned: what an abandoned call orders
 	go func() {
 		v, err := fn(conn)
+		close(done)
 		res <- result{v, err}
 	}()
 	select {
 	case r := <-res:
 		return r.v, r.err
 	case <-ctx.Done():
+		c.order.abandon(done)
 		return zero, ctxError(ctx)
 	}
 }
