@@ -86,6 +86,17 @@ func (t tally) next(what string, wait bool, ended error) (step, error) {
 	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, what)
 }
 
+// unanswered is the errors of the servers that failed attempt t when
+// they leave no majority possible (nil when they do not): an Acquire
+// that runs out of time after it says the servers did not answer (see
+// recipes.NotAcquiredAfter), not that the lock is held.
+func (t tally) unanswered() error {
+	if len(t.permanent)+len(t.transient) <= t.n-t.quorum {
+		return nil
+	}
+	return oneLine(slices.Concat(t.permanent, t.transient))
+}
+
 // heldElsewhere reports whether the servers' answers rule a majority out:
 // it is held (or may be, by a holder that a restarted server forgot).
 func (t tally) heldElsewhere() bool { return t.held+len(t.quiet) > t.n-t.quorum }
