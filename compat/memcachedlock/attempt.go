@@ -48,10 +48,15 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 				return le, nil
 			}
 		}
-		if errors.Is(err, memcache.ErrNotStored) || errors.Is(err, ErrQuiet) {
-			// Held (the item exists), or the server may have forgotten a
-			// holder: the call polls, or TryAcquire is refused.
+		switch {
+		case errors.Is(err, memcache.ErrNotStored):
+			// Held (the item exists): the call polls, or TryAcquire is
+			// refused.
 			a.Queued()
+		case errors.Is(err, ErrQuiet):
+			// The server may have forgotten a holder: the same, but no
+			// holder was found.
+			a.Quiet()
 		}
 		switch {
 		case ctx.Err() != nil:

@@ -85,14 +85,12 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 			}
 		case stepGiveUp:
 			if errors.Is(err, recipes.ErrLocked) {
-				a.Queued() // TryAcquire refused: held elsewhere
+				t.tell(a) // TryAcquire refused: held elsewhere
 			}
 			l.letGo(ctx, id, rs)
 			return nil, redisguard.ExplainACL(err, l.needs())
 		case stepRetry:
-			if t.heldElsewhere() {
-				a.Queued() // waits for another holder
-			}
+			t.tell(a) // waits for another holder, or for quiet servers
 			l.letGo(ctx, id, rs)
 		}
 		if !ttl.Sleep(ctx, max(l.delay(), t.quietWait())) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -95,6 +96,20 @@ func (t tally) unanswered() error {
 		return nil
 	}
 	return oneLine(slices.Concat(t.permanent, t.transient))
+}
+
+// tell tells a what ruled a majority out in attempt t, if anything did:
+// a holder (Queued), servers in their quiet period (Quiet), or both.
+func (t tally) tell(a *hold.Acquisition) {
+	if !t.heldElsewhere() {
+		return
+	}
+	if t.held > 0 {
+		a.Queued()
+	}
+	if len(t.quiet) > 0 {
+		a.Quiet()
+	}
 }
 
 // heldElsewhere reports whether the servers' answers rule a majority out:

@@ -104,7 +104,11 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 		// Held, or a waiter ahead, or refused for got.Why: the call waits
 		// in the queue, or TryAcquire is refused (it did not queue).
 		failed = nil
-		a.Queued()
+		if got.Why != nil {
+			a.Quiet() // the lock may be free: no holder was found
+		} else {
+			a.Queued()
+		}
 		switch {
 		case !wait && got.Why != nil:
 			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrLocked, q, got.Why)
