@@ -566,9 +566,15 @@
 //	and named on stderr. No base path, or a service with no instance, prints
 //	nothing.
 //
+//	-o json (or --json) prints JSON Lines: without NAME {"name": NAME} for
+//	each service; with NAME each instance's JSON as stored (on one line), a
+//	node whose data is not JSON left out and named on stderr.
+//
 //	Flags:
 //	  --base PATH              the registry's root (default /services, Spring Cloud's)
-//	  --json                   with NAME: each instance's JSON as stored, one per line
+//	  -o, --output text|json   the output format (default text; json: JSON Lines, above);
+//	                           --json is -o json
+//	  --timeout DUR            give up after DUR, connecting included (default 30s; 0: never)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
@@ -581,7 +587,13 @@
 //	Examples:
 //	  zklock services --servers zk1:2181
 //	  zklock services orders | cut -f2,3
-//	  zklock services --base /dubbo/services --json orders
+//	  zklock services --base /dubbo/services -o json orders | jq -r .address
+//
+//	Exit status:
+//	  0    listed (or nothing to list)
+//	  64   usage error
+//	  69   ZooKeeper not reached within --timeout, or it refused zklock
+//	       (credentials, ACL, TLS)
 //
 // # zklock register --help
 //
