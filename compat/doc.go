@@ -28,7 +28,12 @@
 // plus the TTL, less recipes.DriftMargin), renewed by a watchdog. Every
 // release is compare-and-delete. A refused password, permission or
 // certificate fails an acquisition at once with an error that is
-// recipes.ErrRefused.
+// recipes.ErrRefused. An Acquire whose context ends while its servers do
+// not answer (the last attempt failed; for Redlock, too few answered for
+// a majority) returns an error that is recipes.ErrUnreachable too, naming
+// that attempt's error: an outage, not a lock found held. A server in its
+// quiet period after a restart is recipes.ErrQuiet (TryAcquire), and is
+// reported to a trace as locktrace.AcquireDoneInfo.Quiet, not Contended.
 //
 // Names: zklock (cmd/zklock) takes a lock path with a leading /, and on
 // these backends passes it to New as the name, exactly: zklock --backend

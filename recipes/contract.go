@@ -80,6 +80,12 @@ var (
 	ErrQuiet = errors.New("recipes: quiet period after a server restart")
 	// ErrRefused: a server refused the client (credentials, a permission, a TLS certificate) as it will again.
 	ErrRefused = errors.New("recipes: refused by the server")
+	// ErrUnreachable: the lock's servers did not answer the last attempt
+	// (down, or the network between): an Acquire that ran out of time
+	// then returns an error that is ErrNotAcquired, ctx's and
+	// ErrUnreachable, and names that attempt's error. Whether the lock is
+	// held is not known: an outage, never a lock found held.
+	ErrUnreachable = errors.New("recipes: the servers did not answer")
 )
 
 // NotAcquired returns the error Acquire gives when ctx ended while waiting:
@@ -91,6 +97,17 @@ func NotAcquired(ctx context.Context) error {
 		return fmt.Errorf("%w: %w (%w)", ErrNotAcquired, err, cause)
 	}
 	return fmt.Errorf("%w: %w", ErrNotAcquired, cause)
+}
+
+// NotAcquiredAfter is the error of an Acquire whose ctx ended after its
+// last attempt failed with last (nil when it did not: NotAcquired(ctx)):
+// NotAcquired(ctx), ErrUnreachable and last, so that an outage is told
+// from a lock that stayed held.
+func NotAcquiredAfter(ctx context.Context, last error) error {
+	if last == nil {
+		return NotAcquired(ctx)
+	}
+	return fmt.Errorf("%w; last attempt: %w: %w", NotAcquired(ctx), ErrUnreachable, last)
 }
 
 // CheckContext returns an ErrInvalidArgument error for a nil ctx and the

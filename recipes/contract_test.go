@@ -31,6 +31,25 @@ func TestNotAcquired(t *testing.T) {
 	assert.NoError(t, CheckContext(context.Background()))
 }
 
+// An Acquire whose last attempt failed says so: ErrUnreachable and that
+// attempt's error, besides ErrNotAcquired and ctx's; without a failed
+// attempt it is NotAcquired's error.
+func TestNotAcquiredAfter(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	last := errors.New("dial tcp 127.0.0.1:1: connection refused")
+	err := NotAcquiredAfter(ctx, last)
+	assert.ErrorIs(t, err, ErrNotAcquired)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.ErrorIs(t, err, last)
+	assert.Contains(t, err.Error(), "last attempt: ")
+
+	err = NotAcquiredAfter(ctx, nil)
+	assert.ErrorIs(t, err, ErrNotAcquired)
+	assert.NotErrorIs(t, err, ErrUnreachable)
+}
+
 func TestWithLockBadInput(t *testing.T) {
 	assert.ErrorIs(t, WithLock(context.Background(), nil, func(context.Context) error { return nil }), ErrInvalidArgument)
 }

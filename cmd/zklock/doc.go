@@ -239,7 +239,8 @@
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
 //	  --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
 //	                           lock was waited for, 69 when the servers were not reached, or
-//	                           ZooKeeper was out of reach when DUR passed (default 0: forever)
+//	                           did not answer (ZooKeeper out of reach, the last attempt on the
+//	                           other backends failed) when DUR passed (default 0: forever)
 //	  --try                    fail at once with exit 75 if the lock is held (like flock -n)
 //	  --progress DUR           with -v: while waiting, report every DUR the time waited and,
 //	                           on ZooKeeper, the position in the queue and the holders with
@@ -344,13 +345,13 @@
 //	              a password on the command line, an unreadable --auth-file,
 //	              --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
 //	  69          the backend unreachable (--timeout passing while connecting, or
-//	              while ZooKeeper is out of reach, too),
+//	              while the servers do not answer a wait, too),
 //	              failing or refusing zklock (authentication refused, certificate not
 //	              trusted; or, on PostgreSQL and MySQL, the lock table missing and not
 //	              creatable), the last error named; COMMAND did not run
 //	  70          internal error (COMMAND's status could not be had)
-//	  75          lock not taken: --timeout passed while waiting for it, or --try
-//	              found it held
+//	  75          lock not taken: --timeout passed while waiting for it (the servers
+//	              answering), or --try found it held
 //	  79          --try: the lock not granted to anyone, in the quiet period after a
 //	              restart of its Redis or memcached server (it may have forgotten a
 //	              holder, and grants nothing for a TTL): nobody may hold it
@@ -565,9 +566,15 @@
 //	and named on stderr. No base path, or a service with no instance, prints
 //	nothing.
 //
+//	-o json (or --json) prints JSON Lines: without NAME {"name": NAME} for
+//	each service; with NAME each instance's JSON as stored (on one line), a
+//	node whose data is not JSON left out and named on stderr.
+//
 //	Flags:
 //	  --base PATH              the registry's root (default /services, Spring Cloud's)
-//	  --json                   with NAME: each instance's JSON as stored, one per line
+//	  -o, --output text|json   the output format (default text; json: JSON Lines, above);
+//	                           --json is -o json
+//	  --timeout DUR            give up after DUR, connecting included (default 30s; 0: never)
 //	  --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
 //	  --namespace PATH         prefix of every path on the server
 //	  --session-timeout DUR    ZooKeeper session timeout (default 15s)
@@ -580,7 +587,13 @@
 //	Examples:
 //	  zklock services --servers zk1:2181
 //	  zklock services orders | cut -f2,3
-//	  zklock services --base /dubbo/services --json orders
+//	  zklock services --base /dubbo/services -o json orders | jq -r .address
+//
+//	Exit status:
+//	  0    listed (or nothing to list)
+//	  64   usage error
+//	  69   ZooKeeper not reached within --timeout, or it refused zklock
+//	       (credentials, ACL, TLS)
 //
 // # zklock register --help
 //

@@ -15,8 +15,9 @@ const (
 	exitUsage = 64
 	// exitUnavailable (EX_UNAVAILABLE): the backend could not be reached
 	// (ZooKeeper's connection timed out, or --timeout passed before zklock
-	// connected or while ZooKeeper was out of reach: an outage never reads
-	// as a lock held; a Redis, memcached or SQL server
+	// connected, while ZooKeeper was out of reach, or after an attempt a
+	// Redis, memcached or SQL server did not answer: an outage never
+	// reads as a lock held; a Redis, memcached or SQL server
 	// did not answer or refused the connection), refused zklock (its
 	// credentials: authentication refused, or an ACL's NOAUTH or NOPERM;
 	// over TLS, the certificates: the server's not trusted or for another
@@ -31,7 +32,8 @@ const (
 	// could not be had (wait4 failed). Not expected to happen.
 	exitSoftware = 70
 	// exitTempFail (EX_TEMPFAIL): the lock was not taken: --timeout passed
-	// while zklock waited for it (connected), or --try found it held. COMMAND did not run and no node was left.
+	// while zklock waited for it (connected, its servers answering), or
+	// --try found it held. COMMAND did not run and no node was left.
 	exitTempFail = 75
 	// exitQuiet: --try found the lock not granted to anyone because its
 	// server (Redis, Redlock's servers, memcached) restarted less than a

@@ -108,3 +108,61 @@ func TestTimeoutWhileZooKeeperDown(t *testing.T) {
 	assert.Empty(t, waiter.stdout.String(), "the command must not run")
 	assert.Equal(t, exitLockLost, holder.wait(t))
 }
+
+// A Redis, memcached or SQL server stopped while zklock waits for a lock
+// held by another: --timeout then exits 69 naming the last attempt's
+// error, not 75 "held", as for ZooKeeper: the outage is the news. (Redlock:
+// two servers of three stopped, no majority can answer.) The holder is
+// told it lost the lock: 76.
+func TestTimeoutWhileServerDown(t *testing.T) {
+	type backend struct {
+		name  string
+		start func(t *testing.T) (args []string, stop func(testing.TB))
+	}
+	for _, b := range []backend{
+		{"redis", func(t *testing.T) ([]string, func(testing.TB)) {
+			r := harness.StartRedis(t)
+			return []string{"--backend", "redis", "--redis", r.Addr()}, r.Stop
+		}},
+		{"redlock", func(t *testing.T) ([]string, func(testing.TB)) {
+			r := harness.StartRedisN(t, 3)
+			return []string{"--backend", "redlock", "--redis", r[0].Addr() + "," + r[1].Addr() + "," + r[2].Addr()},
+				func(t testing.TB) { r[0].Stop(t); r[1].Stop(t) }
+		}},
+		{"memcached", func(t *testing.T) ([]string, func(testing.TB)) {
+			m := harness.StartMemcached(t)
+			return []string{"--backend", "memcached", "--memcached", m.Addr()}, m.Stop
+		}},
+		{"postgres", func(t *testing.T) ([]string, func(testing.TB)) {
+			pg := harness.StartPostgres(t)
+			return []string{"--backend", "postgres", "--dsn", pg.DSN()}, pg.Stop
+		}},
+		{"mysql", func(t *testing.T) ([]string, func(testing.TB)) {
+			m := harness.StartMariaDB(t)
+			return []string{"--backend", "mysql", "--dsn", m.DSN()}, m.Stop
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			args, stop := b.start(t)
+			args = append(args, "--ttl", "3s")
+			path := lockPath(t)
+			holder := startZklock(t, slices.Concat(args, []string{path, "--", "sh", "-c", holdScript})...)
+			holder.waitOutput(t, holder.stdout, "ready")
+			// A --timeout the waiter outlasts only after the stop: it is
+			// waiting (connected, its lock made) once -v reports the wait.
+			waiter := startZklock(t, slices.Concat(args, []string{"-v", "--progress", "100ms", "--timeout", "30s",
+				path, "--", "echo", "ran"})...)
+			waiter.waitOutput(t, waiter.stderr, "still waiting for ")
+			stop(t)
+			assert.Equal(t, exitUnavailable, waiter.wait(t), "stderr: %s", waiter.stderr)
+			stderr := waiter.stderr.String()
+			assert.Contains(t, stderr, "timed out after 30s waiting for ")
+			assert.Contains(t, stderr, " did not answer: ")
+			assert.Contains(t, stderr, "last attempt: ", "the last attempt's error is named")
+			assert.NotContains(t, stderr, " is held")
+			assert.Empty(t, waiter.stdout.String(), "the command must not run")
+			assert.Equal(t, exitLockLost, holder.wait(t), "stderr: %s", holder.stderr)
+		})
+	}
+}

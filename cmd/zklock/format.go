@@ -5,10 +5,10 @@ import (
 	"fmt"
 )
 
-// The output formats of the listings (ls, watch): -o text (the default)
-// or -o json; --json is -o json. Both listings print JSON Lines: one
-// object per line, so that a stream (watch) and a snapshot (ls) are read
-// alike (jq -c, or a line at a time).
+// The output formats of the listings (ls, watch, services): -o text (the
+// default) or -o json; --json is -o json. Every listing prints JSON
+// Lines: one object per line, so that a stream (watch) and a snapshot
+// (ls, services) are read alike (jq -c, or a line at a time).
 const (
 	formatText = "text"
 	formatJSON = "json"

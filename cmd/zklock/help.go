@@ -246,7 +246,8 @@ Flags (before PATH, or between PATH and --):
   --session-timeout DUR    ZooKeeper session timeout (default 15s)
   --timeout DUR            stop waiting (connecting included) after DUR: exit 75 when the
                            lock was waited for, 69 when the servers were not reached, or
-                           ZooKeeper was out of reach when DUR passed (default 0: forever)
+                           did not answer (ZooKeeper out of reach, the last attempt on the
+                           other backends failed) when DUR passed (default 0: forever)
   --try                    fail at once with exit 75 if the lock is held (like flock -n)
   --progress DUR           with -v: while waiting, report every DUR the time waited and,
                            on ZooKeeper, the position in the queue and the holders with
@@ -351,13 +352,13 @@ Exit status:
               a password on the command line, an unreadable --auth-file,
               --tls-ca, --redis-password-file, --sentinel-password-file or --dsn-file
   69          the backend unreachable (--timeout passing while connecting, or
-              while ZooKeeper is out of reach, too),
+              while the servers do not answer a wait, too),
               failing or refusing zklock (authentication refused, certificate not
               trusted; or, on PostgreSQL and MySQL, the lock table missing and not
               creatable), the last error named; COMMAND did not run
   70          internal error (COMMAND's status could not be had)
-  75          lock not taken: --timeout passed while waiting for it, or --try
-              found it held
+  75          lock not taken: --timeout passed while waiting for it (the servers
+              answering), or --try found it held
   79          --try: the lock not granted to anyone, in the quiet period after a
               restart of its Redis or memcached server (it may have forgotten a
               holder, and grants nothing for a TTL): nobody may hold it

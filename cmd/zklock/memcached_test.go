@@ -94,3 +94,21 @@ func TestMemcachedTokenWithoutEvictionCheck(t *testing.T) {
 	require.NoError(t, err, "ZKLOCK_TOKEN %q", env["token"])
 	assert.Positive(t, token)
 }
+
+// A memcached that requires authentication (ASCII auth, -Y) refuses
+// zklock, which has no credentials to give it: exit 69, with and without
+// --timeout, naming the refusal; never 75 "held".
+func TestMemcachedAuthRefused(t *testing.T) {
+	m := harness.StartMemcachedSecure(t, harness.MemcachedSecurity{Users: map[string]string{"locker": "s3cr3t"}})
+	for _, timeout := range []string{"", "30s"} {
+		args := []string{"--backend", "memcached", "--memcached", m.Addr()}
+		if timeout != "" {
+			args = append(args, "--timeout", timeout)
+		}
+		code, p := runZklock(t, append(args, lockPath(t), "--", "echo", "ran")...)
+		assert.Equal(t, exitUnavailable, code, "timeout %q: stderr: %s", timeout, p.stderr)
+		assert.Contains(t, p.stderr.String(), "zklock: memcached "+m.Addr()+": authentication refused: ", "timeout %q", timeout)
+		assert.Contains(t, p.stderr.String(), "CLIENT_ERROR unauthenticated", "timeout %q: the server's answer", timeout)
+		assert.Empty(t, p.stdout.String(), "the command must not run")
+	}
+}

@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // notAcquired reports why the wait ended without the lock and returns the
 // exit status: 128+N for signal N; 75 for --timeout once connected (the
 // lock was waited for); 69 for a backend that could not be reached or
-// refused zklock, --timeout passing while connecting, or while ZooKeeper
-// is out of reach, included: an outage must never read as "held by
-// another" to a script.
+// refused zklock, --timeout passing while connecting, while ZooKeeper
+// is out of reach, or after an attempt the servers did not answer
+// (recipes.ErrUnreachable), included: an outage must never read as "held
+// by another" to a script.
 func (r *runner) notAcquired(ctx context.Context, err error) int {
 	var sig interrupted
 	var to timedOut
@@ -31,6 +33,12 @@ func (r *runner) notAcquired(ctx context.Context, err error) int {
 		// ZooKeeper out of reach when the time was up: whether the lock
 		// is held is not known, and the outage is the news.
 		r.rep.errorf("%v %s: ZooKeeper at %s out of reach (%v)", to, r.waitingFor(), r.o.conn.servers, r.client.State())
+		return exitUnavailable
+	case errors.As(cause, &to) && errors.Is(err, recipes.ErrUnreachable):
+		// The last attempt went unanswered (a Redis, memcached or SQL
+		// server stopped during the wait): as with ZooKeeper, the outage
+		// is the news, and err names the last attempt's error.
+		r.rep.errorf("%v %s: %s did not answer: %v", to, r.waitingFor(), r.backendAddr(), err)
 		return exitUnavailable
 	case errors.As(cause, &to):
 		r.rep.errorf("%v %s%s", to, r.waitingFor(), r.describeHolder())

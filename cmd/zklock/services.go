@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,9 +15,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/session"
 )
 
-// servicesTimeout bounds the whole of `zklock services`, connection
-// included.
-const servicesTimeout = 30 * time.Second
+// defaultServicesTimeout is --timeout's default for services: it bounds
+// the whole of it, connection included, as ls's.
+const defaultServicesTimeout = defaultLsTimeout
 
 const servicesUsage = `Usage: zklock services [flags] [NAME]
 
@@ -34,9 +36,15 @@ A field that is null is "-". A node whose data is no instance is left out
 and named on stderr. No base path, or a service with no instance, prints
 nothing.
 
+-o json (or --json) prints JSON Lines: without NAME {"name": NAME} for
+each service; with NAME each instance's JSON as stored (on one line), a
+node whose data is not JSON left out and named on stderr.
+
 Flags:
   --base PATH              the registry's root (default /services, Spring Cloud's)
-  --json                   with NAME: each instance's JSON as stored, one per line
+  -o, --output text|json   the output format (default text; json: JSON Lines, above);
+                           --json is -o json
+  --timeout DUR            give up after DUR, connecting included (default 30s; 0: never)
   --servers HOST:PORT,...  ZooKeeper servers (default $ZK_SERVERS, else 127.0.0.1:2181)
   --namespace PATH         prefix of every path on the server
   --session-timeout DUR    ZooKeeper session timeout (default 15s)
@@ -49,13 +57,20 @@ Flags:
 Examples:
   zklock services --servers zk1:2181
   zklock services orders | cut -f2,3
-  zklock services --base /dubbo/services --json orders
+  zklock services --base /dubbo/services -o json orders | jq -r .address
+
+Exit status:
+  0    listed (or nothing to list)
+  64   usage error
+  69   ZooKeeper not reached within --timeout, or it refused zklock
+       (credentials, ACL, TLS)
 `
 
 // servicesOptions are services' own flags.
 type servicesOptions struct {
-	base string
-	json bool
+	base    string
+	json    bool
+	timeout time.Duration // 0: never give up
 }
 
 // servicesFlags is services' flag set, setting conn, out and so.
@@ -64,7 +79,8 @@ func servicesFlags(conn *connOptions, out *outputOptions, so *servicesOptions) *
 	conn.register(fs)
 	out.register(fs)
 	fs.StringVar(&so.base, "base", discovery.DefaultBasePath, "")
-	fs.BoolVar(&so.json, "json", false, "")
+	registerFormat(fs, &so.json)
+	fs.Var(durationValue{d: &so.timeout}, "timeout", "give up after this long (0: never)")
 	return fs
 }
 
@@ -72,7 +88,7 @@ func servicesFlags(conn *connOptions, out *outputOptions, so *servicesOptions) *
 func servicesMain(args []string, stdout, stderr io.Writer) int {
 	var conn connOptions
 	var out outputOptions
-	var so servicesOptions
+	so := servicesOptions{timeout: defaultServicesTimeout}
 	fs := servicesFlags(&conn, &out, &so)
 	name, err := parseServices(fs, args, &so)
 	if errors.Is(err, flag.ErrHelp) {
@@ -85,9 +101,14 @@ func servicesMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "services: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), servicesTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client, rep, code := connectOneShot(ctx, "services", &conn, out, stderr)
+	if so.timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, so.timeout, timedOut{so.timeout})
+		defer cancel()
+	}
+	client, rep, code := connectOneShot(ctx, "services", &conn, out, stderr,
+		session.WithConnectionTimeout(connectionBound(so.timeout)))
 	if client == nil {
 		return code
 	}
@@ -103,6 +124,13 @@ func servicesMain(args []string, stdout, stderr io.Writer) int {
 			return exitUnavailable
 		}
 		for _, n := range names {
+			if so.json {
+				line, _ := json.Marshal(struct {
+					Name string `json:"name"`
+				}{n}) // a string: cannot fail
+				fmt.Fprintf(stdout, "%s\n", line)
+				continue
+			}
 			fmt.Fprintln(stdout, n)
 		}
 		return exitOK
@@ -114,7 +142,13 @@ func servicesMain(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, n := range nodes {
 		if so.json {
-			fmt.Fprintf(stdout, "%s\n", n.Data)
+			// JSON Lines: one line each, and nothing that is not JSON.
+			var line bytes.Buffer
+			if err := json.Compact(&line, n.Data); err != nil {
+				rep.errorf("services: node %s of %s: not JSON: %v", n.Name, name, err)
+				continue
+			}
+			fmt.Fprintf(stdout, "%s\n", line.Bytes())
 			continue
 		}
 		inst, err := discovery.Decode(n.Data)
@@ -172,8 +206,6 @@ func parseServices(fs *flag.FlagSet, args []string, so *servicesOptions) (string
 		if _, err := discovery.ServicePath(so.base, name); err != nil {
 			return "", fmt.Errorf("NAME: %v", err)
 		}
-	} else if so.json {
-		return "", errors.New("--json lists a service's instances: give its NAME")
 	}
 	return name, nil
 }

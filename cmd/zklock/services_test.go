@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,9 @@ import (
 )
 
 // zklock services lists the names under --base, a service's instances
-// (a field that is null as "-"), or with --json their data as stored; a
-// node that is no instance is named on stderr and left out.
+// (a field that is null as "-"), or with -o json (--json) JSON Lines: the
+// names, or the instances' data as stored; a node that is no instance
+// (or, for JSON, not JSON) is named on stderr and left out.
 func TestServices(t *testing.T) {
 	srv := zkServers(t)
 	c := zkClient(t, srv)
@@ -59,11 +62,33 @@ func TestServices(t *testing.T) {
 		"b\t-\t-\t-\tSTATIC\t-\t-\n", p.stdout.String())
 	assert.Contains(t, p.stderr.String(), "node junk of orders: discovery: not a service instance")
 
-	code, p = runZklock(t, "services", "orders", "--servers", srv, "--base", base, "--json")
+	for _, json := range [][]string{{"--json"}, {"-o", "json"}, {"--output", "json"}} {
+		code, p = runZklock(t, slices.Concat([]string{"services", "orders", "--servers", srv, "--base", base}, json)...)
+		require.Equal(t, 0, code, "stderr: %s", p.stderr)
+		assert.Equal(t, strings.Join(stored, "\n")+"\n", p.stdout.String(), "JSON Lines: the data that is JSON")
+		assert.Contains(t, p.stderr.String(), "node junk of orders: not JSON: ")
+	}
+
+	code, p = runZklock(t, "services", "--servers", srv, "--base", base, "-o", "json")
 	require.Equal(t, 0, code, "stderr: %s", p.stderr)
-	assert.Equal(t, strings.Join(append(stored, "not json"), "\n")+"\n", p.stdout.String())
+	var names []string
+	for line := range strings.Lines(p.stdout.String()) {
+		var rec struct{ Name string }
+		require.NoError(t, json.Unmarshal([]byte(line), &rec), "%q", line)
+		names = append(names, rec.Name)
+	}
+	assert.Equal(t, []string{"billing", "orders"}, names)
 
 	code, p = runZklock(t, "services", "--servers", srv, "--base", base, "nobody")
 	require.Equal(t, 0, code, "stderr: %s", p.stderr)
 	assert.Empty(t, p.stdout.String(), fmt.Sprintf("a service with no instance: %q", p.stdout))
+}
+
+// services --timeout bounds the connection, as ls's: a ZooKeeper that
+// cannot be reached exits 69 once it passes, naming the last error.
+func TestServicesTimeout(t *testing.T) {
+	code, p := runZklock(t, "services", "--servers", "127.0.0.1:1", "--timeout", "1s")
+	assert.Equal(t, exitUnavailable, code)
+	assert.Contains(t, p.stderr.String(), "timed out after 1s")
+	assert.Contains(t, p.stderr.String(), "connection refused")
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
@@ -53,8 +51,9 @@ func (lt *leaseTrace) acquireDone(i locktrace.AcquireDoneInfo) {
 	}
 }
 
-// waited is " after waiting D (contended)" (or "(uncontended)") for the
-// acquired message, "" when the acquire was not reported.
+// waited is " after waiting D (contended)" (or "(uncontended)", "(quiet
+// period after a restart)": see contention) for the acquired message, ""
+// when the acquire was not reported.
 func (lt *leaseTrace) waited() string {
 	if lt == nil {
 		return ""
@@ -64,7 +63,7 @@ func (lt *leaseTrace) waited() string {
 	if !lt.hasDone {
 		return ""
 	}
-	return fmt.Sprintf(" after waiting %s (%s)", fmtDuration(lt.done.Waited), contention(lt.done.Contended))
+	return fmt.Sprintf(" after waiting %s (%s)", fmtDuration(lt.done.Waited), contention(lt.done))
 }
 
 // gaveUp is "waited D for LOCK: OUTCOME (contended)", for a wait that
@@ -78,15 +77,19 @@ func (lt *leaseTrace) gaveUp() string {
 	if !lt.hasDone || lt.done.Outcome == locktrace.OutcomeAcquired {
 		return ""
 	}
-	why := contention(lt.done.Contended)
-	if errors.Is(lt.done.Err, recipes.ErrQuiet) {
-		why = "quiet period after a restart"
-	}
-	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome, why)
+	return fmt.Sprintf("waited %s for %s: %s (%s)", fmtDuration(lt.done.Waited), lt.name, lt.done.Outcome, contention(lt.done))
 }
 
-func contention(c bool) string {
-	if c {
+// contention says what kept an acquire waiting (or refused a --try): a
+// holder ("contended"), a server's quiet period after a restart, in
+// which the lock may be free, both, or nothing ("uncontended").
+func contention(i locktrace.AcquireDoneInfo) string {
+	switch {
+	case i.Contended && i.Quiet:
+		return "contended; quiet period after a restart"
+	case i.Quiet:
+		return "quiet period after a restart"
+	case i.Contended:
 		return "contended"
 	}
 	return "uncontended"

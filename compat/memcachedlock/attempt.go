@@ -31,6 +31,9 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 	if l.c.closed.Load() {
 		return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, ErrClosed)
 	}
+	// failed is the error of the last attempt, when it failed: when ctx
+	// ends, the outage is the news, not a lock held.
+	var failed error
 	for poll := firstPoll; ; poll = min(2*poll, MaxPoll) {
 		err := l.c.checkServer(ctx)
 		if err == nil {
@@ -45,14 +48,19 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 				return le, nil
 			}
 		}
-		if errors.Is(err, memcache.ErrNotStored) || errors.Is(err, ErrQuiet) {
-			// Held (the item exists), or the server may have forgotten a
-			// holder: the call polls, or TryAcquire is refused.
+		switch {
+		case errors.Is(err, memcache.ErrNotStored):
+			// Held (the item exists): the call polls, or TryAcquire is
+			// refused.
 			a.Queued()
+		case errors.Is(err, ErrQuiet):
+			// The server may have forgotten a holder: the same, but no
+			// holder was found.
+			a.Quiet()
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, recipes.NotAcquired(ctx)
+			return nil, recipes.NotAcquiredAfter(ctx, failed)
 		case errors.Is(err, ttl.ErrPermanent):
 			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
 		case wait:
@@ -63,8 +71,12 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 		default:
 			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrNotAcquired, l, err)
 		}
+		failed = nil
+		if !errors.Is(err, memcache.ErrNotStored) && !errors.Is(err, ErrQuiet) {
+			failed = err
+		}
 		if !ttl.Sleep(ctx, ttl.Jitter(poll)) {
-			return nil, recipes.NotAcquired(ctx)
+			return nil, recipes.NotAcquiredAfter(ctx, failed)
 		}
 	}
 }

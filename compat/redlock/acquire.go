@@ -53,6 +53,10 @@ func (l *Lock) acquire(ctx context.Context, wait bool) (recipes.Lease, error) {
 // take is acquire after its checks: it tries until it holds the lock, or
 // gives up.
 func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipes.Lease, error) {
+	// failed is the errors of the servers that failed the last attempt,
+	// when they left no majority possible: when ctx ends, the outage is
+	// the news, not a lock held.
+	var failed error
 	for {
 		// An id of its own for each attempt: what an earlier one left may
 		// still be being released in the background, which must not delete
@@ -63,8 +67,11 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 		t := count(rs, l.quorum())
 		var ended error
 		if ctx.Err() != nil {
-			ended = recipes.NotAcquired(ctx)
+			// This attempt was cut short: the one before says whether
+			// the servers answered.
+			ended = recipes.NotAcquiredAfter(ctx, failed)
 		}
+		failed = t.unanswered()
 		s, err := t.next(l.String(), wait, ended)
 		switch s {
 		case stepHold:
@@ -78,18 +85,16 @@ func (l *Lock) take(ctx context.Context, wait bool, a *hold.Acquisition) (recipe
 			}
 		case stepGiveUp:
 			if errors.Is(err, recipes.ErrLocked) {
-				a.Queued() // TryAcquire refused: held elsewhere
+				t.tell(a) // TryAcquire refused: held elsewhere
 			}
 			l.letGo(ctx, id, rs)
 			return nil, redisguard.ExplainACL(err, l.needs())
 		case stepRetry:
-			if t.heldElsewhere() {
-				a.Queued() // waits for another holder
-			}
+			t.tell(a) // waits for another holder, or for quiet servers
 			l.letGo(ctx, id, rs)
 		}
 		if !ttl.Sleep(ctx, max(l.delay(), t.quietWait())) {
-			return nil, fmt.Errorf("%w (%s, last attempt: %v)", recipes.NotAcquired(ctx), l, t)
+			return nil, fmt.Errorf("%w (%s, last attempt: %v)", recipes.NotAcquiredAfter(ctx, failed), l, t)
 		}
 	}
 }

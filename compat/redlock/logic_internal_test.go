@@ -20,6 +20,17 @@ var (
 	errEvicts = ttl.Permanent(fmt.Errorf("server x: %w", redisguard.ErrEviction))
 )
 
+// The servers that failed an attempt are named when they leave no
+// majority possible: the outage, not a lock held.
+func TestUnanswered(t *testing.T) {
+	down := tally{n: 3, quorum: 2, took: 1, transient: []error{errDown}, permanent: []error{errClosed}}
+	err := down.unanswered()
+	assert.ErrorIs(t, err, errDown)
+	assert.ErrorIs(t, err, redis.ErrClosed)
+	assert.NoError(t, tally{n: 3, quorum: 2, held: 2, transient: []error{errDown}}.unanswered(), "held, one down")
+	assert.NoError(t, tally{n: 3, quorum: 2, held: 3}.unanswered())
+}
+
 // What follows an attempt, from what the servers answered.
 func TestNext(t *testing.T) {
 	ms := func(d ...time.Duration) []time.Duration { return d }

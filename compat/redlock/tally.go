@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/compat/internal/redisguard"
 	"github.com/zkrecipes/zkrecipes/compat/internal/ttl"
+	"github.com/zkrecipes/zkrecipes/internal/hold"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -84,6 +85,31 @@ func (t tally) next(what string, wait bool, ended error) (step, error) {
 	}
 	// Servers did not answer: the lock is not known to be held.
 	return stepGiveUp, t.wrap(recipes.ErrNotAcquired, what)
+}
+
+// unanswered is the errors of the servers that failed attempt t when
+// they leave no majority possible (nil when they do not): an Acquire
+// that runs out of time after it says the servers did not answer (see
+// recipes.NotAcquiredAfter), not that the lock is held.
+func (t tally) unanswered() error {
+	if len(t.permanent)+len(t.transient) <= t.n-t.quorum {
+		return nil
+	}
+	return oneLine(slices.Concat(t.permanent, t.transient))
+}
+
+// tell tells a what ruled a majority out in attempt t, if anything did:
+// a holder (Queued), servers in their quiet period (Quiet), or both.
+func (t tally) tell(a *hold.Acquisition) {
+	if !t.heldElsewhere() {
+		return
+	}
+	if t.held > 0 {
+		a.Queued()
+	}
+	if len(t.quiet) > 0 {
+		a.Quiet()
+	}
 }
 
 // heldElsewhere reports whether the servers' answers rule a majority out:

@@ -150,7 +150,9 @@ func (l *Lock) acquireMySQL(ctx context.Context, wait bool, a *hold.Acquisition)
 			return nil, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, errDB("acquire "+l.name, err))
 		}
 		if !ttl.Sleep(ctx, ttl.Jitter(backoff.Next())) {
-			return nil, recipes.NotAcquired(ctx)
+			// The try before failed: the outage is the news, not a
+			// lock held.
+			return nil, recipes.NotAcquiredAfter(ctx, errDB("acquire "+l.name, err))
 		}
 	}
 }

@@ -20,6 +20,7 @@ type Acquisition struct {
 	try       bool
 	start     time.Time
 	contended bool
+	quiet     bool
 }
 
 // acquisitions numbers the traced acquisitions.
@@ -52,6 +53,16 @@ func (a *Acquisition) Queued() {
 	}
 }
 
+// Quiet notes that a server in its quiet period after a restart granted
+// the lock to no one (it may be free): the acquisition waits that out, or
+// a TryAcquire is refused. Not a holder found: AcquireQueued is not
+// reported for it. a may be nil.
+func (a *Acquisition) Quiet() {
+	if a != nil {
+		a.quiet = true
+	}
+}
+
 // Contended reports whether Queued was called.
 func (a *Acquisition) Contended() bool { return a != nil && a.contended }
 
@@ -74,7 +85,7 @@ func (a *Acquisition) Done(le recipes.Lease, err error, reentered bool) {
 		return
 	}
 	info := locktrace.AcquireDoneInfo{ID: a.n, Lock: a.id, Try: a.try, Outcome: locktrace.OutcomeOf(err), Err: err,
-		Waited: time.Since(a.start), Contended: a.contended, Reentered: reentered}
+		Waited: time.Since(a.start), Contended: a.contended, Quiet: a.quiet, Reentered: reentered}
 	if c != nil {
 		info.Token, info.HasToken = c.token, c.hasToken
 	} else if le != nil {

@@ -161,6 +161,29 @@ func TestFailedAcquisitions(t *testing.T) {
 	assert.Empty(t, r.ends)
 }
 
+// A quiet period waited out is reported as Quiet, not as a holder found:
+// no AcquireQueued, and Contended only when a holder was found too.
+func TestQuietAcquisition(t *testing.T) {
+	var r recorded
+	ctx := locktrace.WithTrace(context.Background(), r.trace())
+	a := Begin(ctx, nil, testID, true)
+	a.Quiet()
+	a.Done(nil, fmt.Errorf("%w: %w", recipes.ErrLocked, recipes.ErrQuiet), false)
+	b := Begin(ctx, nil, testID, false)
+	b.Quiet()
+	b.Queued()
+	b.Done(nil, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, context.Canceled), false)
+	require.Len(t, r.dones, 2)
+	assert.True(t, r.dones[0].Quiet)
+	assert.False(t, r.dones[0].Contended)
+	assert.True(t, r.dones[1].Quiet)
+	assert.True(t, r.dones[1].Contended)
+	require.Len(t, r.queued, 1, "only the holder found is queued")
+	assert.Equal(t, r.dones[1].ID, r.queued[0].ID)
+	var untraced *Acquisition
+	untraced.Quiet() // nil: does nothing
+}
+
 // With no trace anywhere, reporting costs no allocation: an acquisition
 // and the holding's life cost what they cost before the hooks.
 func TestUntracedAllocatesNothing(t *testing.T) {

@@ -187,6 +187,12 @@ type AcquireDoneInfo struct {
 	// Contended: another holder (or waiter ahead) was found, so the call
 	// had to wait or, for TryAcquire, was refused.
 	Contended bool
+	// Quiet: a server in its quiet period after a restart (it may have
+	// forgotten a holder; see recipes.ErrQuiet) granted the lock to no
+	// one, so the call waited that out or, for TryAcquire, was refused:
+	// the lock may have been free. Contended says whether a holder was
+	// found as well.
+	Quiet bool
 	// Reentered: the lease re-entered a holding the context carried; no
 	// request was made.
 	Reentered bool

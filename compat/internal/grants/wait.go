@@ -84,6 +84,9 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 	}
 	confirmed := watch == nil || watch.Confirmed
 	var backoff ttl.Backoff
+	// failed is the error of the last attempt that failed, until one is
+	// answered: when ctx ends, the outage is the news, not a lock held.
+	var failed error
 	for {
 		// From the send on, the attempt may land, even if its reply is
 		// lost or ctx ends first: every way out but a lease gives up.
@@ -91,13 +94,14 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 		got, err := q.Attempt(ctx, wait, sent)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return nil, giveUp(ctx, q, recipes.NotAcquired(ctx))
+			return nil, giveUp(ctx, q, recipes.NotAcquiredAfter(ctx, failed))
 		case err != nil && (!wait || errors.Is(err, ttl.ErrPermanent)):
 			return nil, giveUp(ctx, q, fmt.Errorf("%w: %w", recipes.ErrNotAcquired, err))
 		case err != nil:
 			// The attempt may or may not have run: trying again finds out.
+			failed = err
 			if !ttl.Sleep(ctx, ttl.Jitter(backoff.Next())) {
-				return nil, giveUp(ctx, q, recipes.NotAcquired(ctx))
+				return nil, giveUp(ctx, q, recipes.NotAcquiredAfter(ctx, failed))
 			}
 			continue
 		case got.Acquired:
@@ -105,7 +109,12 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 		}
 		// Held, or a waiter ahead, or refused for got.Why: the call waits
 		// in the queue, or TryAcquire is refused (it did not queue).
-		a.Queued()
+		failed = nil
+		if got.Why != nil {
+			a.Quiet() // the lock may be free: no holder was found
+		} else {
+			a.Queued()
+		}
 		switch {
 		case !wait && got.Why != nil:
 			return nil, fmt.Errorf("%w: %s: %w", recipes.ErrLocked, q, got.Why)

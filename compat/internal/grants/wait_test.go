@@ -209,7 +209,9 @@ func TestWaitLooksAgainOnceConfirmed(t *testing.T) {
 
 // Every way out of a wait but a lease takes the waiter out of the queue:
 // its context ending while it waits or backs off, an error that trying
-// again cannot mend. A transient error is tried again.
+// again cannot mend. A transient error is tried again; when the context
+// ends after one, unanswered since, the error says the servers did not
+// answer (an outage, not a lock held) and names it.
 func TestWaitGivesUp(t *testing.T) {
 	transient := answer{err: errors.New("connection reset")}
 	permanent := answer{err: ttl.Permanent(errors.New("NOPERM"))}
@@ -219,11 +221,17 @@ func TestWaitGivesUp(t *testing.T) {
 		cancel   bool // the context ends a moment after the last answer
 		attempts int
 		want     []error
+		not      []error
 	}{
-		{"context ends while waiting", []answer{queuedFor(time.Hour)}, true, 1, []error{recipes.ErrNotAcquired, context.Canceled}},
-		{"context ends while backing off", []answer{queuedFor(time.Millisecond), transient}, true, 2, []error{recipes.ErrNotAcquired, context.Canceled}},
-		{"a permanent error", []answer{queuedFor(time.Millisecond), permanent}, false, 2, []error{recipes.ErrNotAcquired, ttl.ErrPermanent}},
-		{"transient errors are tried again", []answer{transient, transient, acquired(1)}, false, 3, nil},
+		{"context ends while waiting", []answer{queuedFor(time.Hour)}, true, 1,
+			[]error{recipes.ErrNotAcquired, context.Canceled}, []error{recipes.ErrUnreachable}},
+		{"context ends while backing off", []answer{queuedFor(time.Millisecond), transient}, true, 2,
+			[]error{recipes.ErrNotAcquired, context.Canceled, recipes.ErrUnreachable, transient.err}, nil},
+		{"context ends while waiting after a failure", []answer{transient, queuedFor(time.Hour)}, true, 2,
+			[]error{recipes.ErrNotAcquired, context.Canceled}, []error{recipes.ErrUnreachable}},
+		{"a permanent error", []answer{queuedFor(time.Millisecond), permanent}, false, 2,
+			[]error{recipes.ErrNotAcquired, ttl.ErrPermanent}, []error{recipes.ErrUnreachable}},
+		{"transient errors are tried again", []answer{transient, transient, acquired(1)}, false, 3, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(testCtx(t))
@@ -242,6 +250,9 @@ func TestWaitGivesUp(t *testing.T) {
 			}
 			for _, want := range tc.want {
 				assert.ErrorIs(t, err, want)
+			}
+			for _, not := range tc.not {
+				assert.NotErrorIs(t, err, not)
 			}
 			assert.Equal(t, 1, q.gaveUp)
 		})
