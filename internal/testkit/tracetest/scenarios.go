@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/stalls"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
@@ -379,14 +380,14 @@ func RunLeaseEnds(t *testing.T, b Backend) {
 		require.NoError(t, lease.Err())
 
 		cut.Blackhole()
-		watch := watchStalls()
-		defer watch.stop()
+		watch := stalls.Start()
+		defer watch.Stop()
 		end := rec.AwaitEnd(t, 1)
 		// The lease aims at no more than twice LapseMargin: a stall that
 		// made it late overlaps the time from when its timer was due to
 		// when it told its holder.
 		told := toldAt()
-		stalled := watch.longest(told.Add(-(2*b.LapseMargin - end.Margin)), told)
+		stalled := watch.Longest(told.Add(-(2*b.LapseMargin - end.Margin)), told)
 		t.Logf("TTL lapse: told %v before the server-side expiry (at least %v wanted, less the process's stall meanwhile: %v)",
 			end.Margin, b.LapseMargin, stalled)
 		assert.Equal(t, locktrace.EndTTLLapsed, end.Cause)

@@ -1,11 +1,11 @@
-package tracetest
+// Package stalls measures when a test process's timers fire late: a
+// margin a test asserts between two moments of the process is only as
+// good as the process's scheduling, and a stall explains a late timer.
+package stalls
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/zkrecipes/zkrecipes/recipes/locktrace"
 )
 
 // stallTick is how long the stall watch sleeps at a time; it keeps the
@@ -15,12 +15,12 @@ const (
 	minStall  = 100 * time.Microsecond
 )
 
-// stallWatch measures when the process's timers fire late: a goroutine
+// Watch measures when the process's timers fire late: a goroutine
 // sleeps stallTick at a time and keeps each stretch it overslept. A timer
 // fires late only while the process is not run (the OS gives its threads
 // no CPU, the runtime stops the world): no timer of the process, a
 // lease's included, could fire on time then.
-type stallWatch struct {
+type Watch struct {
 	done chan struct{}
 	over chan struct{}
 	once sync.Once
@@ -32,9 +32,9 @@ type stallWatch struct {
 // stall is a stretch in which the watch was kept from running.
 type stall struct{ from, to time.Time }
 
-// watchStalls starts a stallWatch; stop it (longest stops it too).
-func watchStalls() *stallWatch {
-	w := &stallWatch{done: make(chan struct{}), over: make(chan struct{})}
+// Start starts a Watch; stop it (Longest stops it too).
+func Start() *Watch {
+	w := &Watch{done: make(chan struct{}), over: make(chan struct{})}
 	go func() {
 		defer close(w.over)
 		for {
@@ -55,16 +55,16 @@ func watchStalls() *stallWatch {
 	return w
 }
 
-// stop ends the watch; it may be called more than once.
-func (w *stallWatch) stop() {
+// Stop ends the watch; it may be called more than once.
+func (w *Watch) Stop() {
 	w.once.Do(func() { close(w.done) })
 	<-w.over
 }
 
-// longest stops the watch and returns the longest stall that overlaps
+// Longest stops the watch and returns the longest stall that overlaps
 // from..to (0 when none does).
-func (w *stallWatch) longest(from, to time.Time) time.Duration {
-	w.stop()
+func (w *Watch) Longest(from, to time.Time) time.Duration {
+	w.Stop()
 	var d time.Duration
 	for _, s := range w.stalls {
 		if s.from.Before(to) && s.to.After(from) {
@@ -72,22 +72,4 @@ func (w *stallWatch) longest(from, to time.Time) time.Duration {
 		}
 	}
 	return d
-}
-
-// timeEnds returns a copy of tr whose LeaseEnd also notes when it was
-// called, and what gives the time of its last call (zero before any).
-func timeEnds(tr *locktrace.Trace) (*locktrace.Trace, func() time.Time) {
-	var at atomic.Pointer[time.Time]
-	timed := *tr
-	timed.LeaseEnd = func(i locktrace.LeaseEndInfo) {
-		now := time.Now()
-		at.Store(&now)
-		tr.LeaseEnd(i)
-	}
-	return &timed, func() time.Time {
-		if p := at.Load(); p != nil {
-			return *p
-		}
-		return time.Time{}
-	}
 }
