@@ -58,6 +58,13 @@ func TestHolderToldFirstUnderBlackhole(t *testing.T) {
 	}
 }
 
+// shortOutage spans one renewal (every third of the TTL less the margin,
+// about 650 ms at faultTTL) with room to spare, and leaves the renewal
+// retried after it about 1.1 s to be confirmed before the lease's
+// deadline: at half the TTL, under a saturated machine the new
+// connection and its statement did not always fit in the 0.95 s left.
+const shortOutage = faultTTL * 2 / 5
+
 // A short outage (connections refused) does not end a lease: the renewal
 // is tried again until the database answers. A long one ends it at its
 // deadline, before the successor is granted the lock.
@@ -65,7 +72,7 @@ func TestRenewalAcrossAnOutage(t *testing.T) {
 	s, pg := startPostgres(t)
 	cut, p := s.through(t, pg.Addr())
 	holder := newLock(t, cut.client(t), "outage", sqllock.WithTTL(faultTTL))
-	holdertest.ShortOutage(t, holder, func() { p.Cut(t) }, func() { p.Restore(t) }, faultTTL/2)
+	holdertest.ShortOutage(t, holder, func() { p.Cut(t) }, func() { p.Restore(t) }, shortOutage)
 	successor := newLock(t, s.client(t), "outage", sqllock.WithTTL(faultTTL))
 	holdertest.HolderToldFirst(t, holder, successor, func() { p.Cut(t) }, wantMargin)
 	p.Restore(t)
