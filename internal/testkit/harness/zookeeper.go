@@ -164,6 +164,17 @@ func startLocalZKWith(in *zkInstall, ensemble []zkPorts, view func(id int) []zkP
 		z.Close()
 		return nil, err
 	}
+	// A member may serve its clients while its quorum or election
+	// listener could not bind (a port taken between freeZKPorts and the
+	// bind): ZooKeeper retries that bind a few times in the background and
+	// then exits, after the ensemble looked ready. Its log already says so:
+	// the callers start the ensemble again on this error.
+	for _, m := range z.members {
+		if tail := m.ctl.logTail(400); strings.Contains(tail, "Address already in use") {
+			z.Close()
+			return nil, fmt.Errorf("%s: a port was taken: Address already in use", m)
+		}
+	}
 	return z, nil
 }
 
