@@ -98,5 +98,8 @@ func (l *Lock) needs() string {
 // fail marks err permanent when trying again cannot mend it, and says
 // what the lock needs when an ACL refused it.
 func (l *Lock) fail(err error) error {
+	if err == nil {
+		return nil // the common case: no advice to format
+	}
 	return redisguard.Permanent(redisguard.ExplainACL(err, l.needs()))
 }
