@@ -166,7 +166,7 @@
 //	redis-sentinel those are the master's (and its replicas'). A user limited
 //	by an ACL needs the lock's keys and commands: with --key-prefix P the rule
 //	is redislock.ACLRule(P) (redlock.ACLRule(P) for Redlock), for P = app::
-//	  ~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+//	  ~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +lastsave +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
 //	as in redis.conf: user locker on >PASSWORD ~app:* &app:* +evalsha ...
 //	zklock also sends PING, which such a user may be refused: a NOPERM reply
 //	to it counts as an answer.

@@ -38,7 +38,7 @@ func ValidKeyPrefix(prefix string) error {
 //
 // ACLRule("app:") is
 //
-//	~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+//	~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +lastsave +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
 //
 // The keys and channels are the prefix's. The commands are every one
 // the lock sends, and every one its scripts call (Redis checks both):
@@ -49,7 +49,9 @@ func ValidKeyPrefix(prefix string) error {
 //     queue; TIME (tokens, the quiet period); INFO (the server's uptime
 //     and run id for the quiet period after a restart, and the eviction
 //     check's memory settings: WithoutEvictionCheck does not make it
-//     unneeded); PUBLISH, or SPUBLISH on a Redis Cluster, of a grant,
+//     unneeded); LASTSAVE (the witness that a released lock's value is
+//     of the server's current run; refused, every acquisition takes the
+//     full path, with INFO); PUBLISH, or SPUBLISH on a Redis Cluster, of a grant,
 //     and PUBSUB NUMSUB, or PUBSUB SHARDNUMSUB, whether its waiter's
 //     client listens;
 //   - SUBSCRIBE, or SSUBSCRIBE on a Redis Cluster, for a Client's waiters;
@@ -76,7 +78,7 @@ func ACLRule(prefix string) string { return redisguard.Rule(prefix, true, aclCom
 // aclCommands are the commands of ACLRule, in its doc's order.
 var aclCommands = []string{
 	"evalsha", "eval",
-	"get", "set", "del", "pexpire", "pttl", "rpush", "lpop", "lpos", "lset", "lrem", "lrange", "time", "info", "publish", "spublish",
+	"get", "set", "del", "pexpire", "pttl", "rpush", "lpop", "lpos", "lset", "lrem", "lrange", "time", "info", "lastsave", "publish", "spublish",
 	"pubsub|numsub", "pubsub|shardnumsub",
 	"subscribe", "ssubscribe",
 	"cluster|slots", "command", "asking",
@@ -96,5 +98,8 @@ func (l *Lock) needs() string {
 // fail marks err permanent when trying again cannot mend it, and says
 // what the lock needs when an ACL refused it.
 func (l *Lock) fail(err error) error {
+	if err == nil {
+		return nil // the common case: no advice to format
+	}
 	return redisguard.Permanent(redisguard.ExplainACL(err, l.needs()))
 }

@@ -158,7 +158,7 @@ func Example_secured() {
 	_, err = other.Acquire(ctx)
 	fmt.Println("refused:", errors.Is(err, recipes.ErrNotAcquired), strings.Contains(err.Error(), "NOPERM"))
 	// Output:
-	// ~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
+	// ~app:* &app:* +evalsha +eval +get +set +del +pexpire +pttl +rpush +lpop +lpos +lset +lrem +lrange +time +info +lastsave +publish +spublish +pubsub|numsub +pubsub|shardnumsub +subscribe +ssubscribe +cluster|slots +command +asking +wait +script|load
 	// held
 	// <nil>
 	// refused: true true

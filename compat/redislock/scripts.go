@@ -6,14 +6,15 @@ import (
 )
 
 // The lock's keys share one hash tag, so that a Redis Cluster keeps them in
-// one slot: KEYS[1] the lock (its value is the holder's id, its token and
-// the run id of the server where its line of holders began; once
-// released, "-", the last token and that run id, for a day), KEYS[2] the
-// fencing counter as of the last grant of a lock that was not released
-// in this run of the server (a new lock, a holder gone, a restart), KEYS[3]
-// the queue of waiters (a list, in arrival order; each element is a
-// waiter's entry: its id, TTL, stamp, and how to tell it of a grant),
-// KEYS[4] the end of the server's quiet period after a restart
+// one slot: KEYS[1] the lock (its value is the holder's id, its token, the
+// run id of the server where its line of holders began and that line's
+// witness (redisguard: the same run, told without INFO; 0 when none);
+// once released, "-", the last token, the run id and the witness, for a
+// day), KEYS[2] the fencing counter as of the last grant of a lock that
+// was not released in this run of the server (a new lock, a holder gone,
+// a restart), KEYS[3] the queue of waiters (a list, in arrival order; each
+// element is a waiter's entry: its id, TTL, stamp, and how to tell it of
+// a grant), KEYS[4] the end of the server's quiet period after a restart
 // (redisguard). A grant is published on the new holder's client's
 // channel, with PUBLISH or (Redis Cluster: the channel is in the lock's
 // slot) SPUBLISH. PUBSUB NUMSUB (SHARDNUMSUB) first tells whether the
@@ -33,17 +34,20 @@ import (
 // value from holder to holder, one above the last and not below the
 // server's clock.
 //
-// An uncontended acquisition and release cost six (and INFO server, for
-// the run id): GET, TIME, SET to take a lock released in this run of the
-// server, and GET, LPOP, SET to release it. The released lock's value is
-// the fence (its last token) and the proof that nobody waits: a release
-// leaves it only when its handoff emptied the queue, and nobody queues
-// for a lock in that state (it is taken at once); and that the server
-// has not forgotten a holder since (a run id of its own: a value restored
-// from a snapshot or replicated from another master names another run).
-// Any other state (no key: a new lock, a holder gone, a restart without
-// data; or another run's value) takes the full path: the quiet period's
-// marker, the counter, the queue.
+// An uncontended acquisition and release cost seven: GET, LASTSAVE, TIME,
+// SET to take a lock released in this run of the server, and GET, LPOP,
+// SET to release it. Both run first in their scripts, before the
+// functions of the other paths are even defined. The released lock's
+// value is the fence (its last token) and the proof that nobody waits: a
+// release leaves it only when its handoff emptied the queue, and nobody
+// queues for a lock in that state (it is taken at once); and that the
+// server has not forgotten a holder since: its witness equals LASTSAVE
+// (a value restored from a snapshot or replicated from another master
+// carries an earlier run's witness, which never does). Any other state
+// (no key: a new lock, a holder gone, a restart without data; another
+// run's value, or a save since) takes the full path: the quiet period's
+// marker (with INFO, for the run id and the uptime), the counter, the
+// queue.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
@@ -61,18 +65,24 @@ local function nowus()
 end
 
 -- holder splits the lock's value: the holder's id ("-" once released),
--- its token, and the run id of the server where its line of holders
--- began ('' when unknown).
+-- its token, the run id of the server where its line of holders began
+-- ('' when unknown) and the line's witness ('0' when none, as in a value
+-- of a release before witnesses).
 local function holder(v)
-  if not v then return nil, 0, '' end
-  local id, tok, run = string.match(v, '^(%S+) (%d+) ?(%w*)$')
-  return id, tonumber(tok) or 0, run or ''
+  if not v then return nil, 0, '', '0' end
+  local id, tok, run, wit = string.match(v, '^(%S+) (%d+) (%w*) (%d+)$')
+  if not id then
+    id, tok, run = string.match(v, '^(%S+) (%d+) ?(%w*)$')
+    wit = '0'
+  end
+  return id, tonumber(tok) or 0, run or '', wit
 end
 
--- free marks the lock released by a holder whose line began in run,
--- with last token tok: for a day, as the counter. Nobody waits for it.
-local function free(tok, run)
-  redis.call('SET', L, string.format('- %d %s', tok, run), 'PX', 86400000)
+-- free marks the lock released by a holder whose line began in run, with
+-- witness wit, and last token tok: for a day, as the counter. Nobody
+-- waits for it.
+local function free(tok, run, wit)
+  redis.call('SET', L, string.format('- %d %s %s', tok, run, wit), 'PX', 86400000)
 end
 
 -- listens reports whether channel has a subscriber on this server (not
@@ -93,11 +103,14 @@ end
 -- since on the lost server were not above the clock. When me releases
 -- (mine false), an entry of me is dropped: a duplicate, from a request of
 -- its wait that Redis ran twice (a client's retry after a lost reply).
--- The new holder's value carries run, the run id its line began in.
-local function handoff(me, last, mine, run)
+-- The new holder's value carries run, the run id its line began in, and
+-- the line's witness wit. first, when set, is the queue's first entry,
+-- already popped.
+local function handoff(me, last, mine, run, wit, first)
   local tok
   while true do
-    local entry = redis.call('LPOP', Q)
+    local entry = first or redis.call('LPOP', Q)
+    first = nil
     if not entry then return nil end
     local id, ttl, stamp, pub, channel = string.match(entry, '^(%S+) (%d+) (%d+) (%a+) (%S+)$')
     if pub ~= 'SPUBLISH' then pub = 'PUBLISH' end
@@ -108,7 +121,7 @@ local function handoff(me, last, mine, run)
       -- receives what is published here without being counted, and must
       -- never see a grant the lock does not back.
       if id == me or listens(pub, channel) then
-        redis.call('SET', L, string.format('%s %d %s', id, tok, run), 'PX', ttl)
+        redis.call('SET', L, string.format('%s %d %s %s', id, tok, run, wit), 'PX', ttl)
         if id ~= me then redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) end
         return id, tok
       end
@@ -131,6 +144,23 @@ local function forget(me, entry)
 end
 `
 
+// fastAcquire is the acquire script's first part: it takes a lock
+// released in this run of the server (its witness is LASTSAVE) for a
+// caller that has no queue entry, and leaves the lock's value in v0 for
+// the rest.
+const fastAcquire = `
+local v0 = redis.call('GET', KEYS[1])
+if v0 and ARGV[8] == '' then
+  local tok, run, wit = string.match(v0, '^%- (%d+) (%w*) (%d+)$')
+  if wit and wit ~= '0' and tonumber(wit) == redis.pcall('LASTSAVE') then
+    local t = redis.call('TIME')
+    tok = math.max(tonumber(tok) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    redis.call('SET', KEYS[1], string.format('%s %d %s %s', ARGV[1], tok, run, wit), 'PX', ARGV[2])
+    return {1, tok}
+  end
+end
+`
+
 // acquireScript takes the lock for ARGV[1] with a TTL of ARGV[2] ms, or
 // finds it already handed to ARGV[1] (then it renews it): {1, its token}.
 // When it is held by someone else: {0, the holder's remaining TTL in ms
@@ -144,17 +174,9 @@ end
 // when ARGV[8] names its entry of an earlier attempt (or is '?': find
 // it). A free lock goes to the first waiter, which may be the caller; a
 // caller that does not queue never jumps the queue.
-var acquireScript = redis.NewScript(prelude + `
+var acquireScript = redis.NewScript(fastAcquire + prelude + `
 local me, ttl = ARGV[1], ARGV[2]
-local id, tok, run = holder(redis.call('GET', L))
-if id == '-' and run ~= '' and run == runid() then
-  -- Released in this run of the server: nobody waits, and no holder can
-  -- have been forgotten since.
-  tok = math.max(tok + 1, nowus())
-  redis.call('SET', L, string.format('%s %d %s', me, tok, run), 'PX', ttl)
-  forget(me, ARGV[8])
-  return {1, tok}
-end
+local id, tok, run, wit = holder(v0)
 local function enqueue()
   if ARGV[3] ~= '1' then return '', false end
   local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
@@ -190,12 +212,14 @@ if not id or id == '-' then
     return {2, q, entry}
   end
   -- A grant of a free lock: its token is above the counter's and the
-  -- released value's, and not below the server's clock.
+  -- released value's, and not below the server's clock. A new line of
+  -- holders begins, with a witness of this run.
   local last = math.max(tonumber(redis.call('GET', F) or '0'), tok, now - 1)
-  id, tok = handoff(me, last, true, cur)
+  wit = witness(math.floor(now / 1000000))
+  id, tok = handoff(me, last, true, cur, wit)
   if not id then
     id, tok = me, last + 1
-    redis.call('SET', L, string.format('%s %d %s', me, tok, cur), 'PX', ttl)
+    redis.call('SET', L, string.format('%s %d %s %d', me, tok, cur, wit), 'PX', ttl)
   end
   redis.call('SET', F, string.format('%d', tok), 'PX', 86400000)
   if id == me then
@@ -222,10 +246,19 @@ return {0, wait, entry}
 
 // releaseScript lets the lock go if ARGV[1] holds it and hands it to the
 // next waiter: 1, or 0 when it was not ARGV[1]'s.
-var releaseScript = redis.NewScript(prelude + `
-local id, tok, run = holder(redis.call('GET', L))
-if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok, false, run) then free(tok, run) end
+var releaseScript = redis.NewScript(`
+local me = ARGV[1]
+local v0 = redis.call('GET', KEYS[1])
+if not v0 or string.sub(v0, 1, #me + 1) ~= me .. ' ' then return 0 end
+local first = redis.call('LPOP', KEYS[3])
+if not first then
+  -- Nobody waits: released, with the holder's token, run id and witness.
+  redis.call('SET', KEYS[1], '-' .. string.sub(v0, #me + 1), 'PX', 86400000)
+  return 1
+end
+` + prelude + `
+local _, tok, run, wit = holder(v0)
+if not handoff(me, tok, false, run, wit, first) then free(tok, run, wit) end
 return 1
 `)
 
@@ -234,9 +267,9 @@ return 1
 // meanwhile: 1 then, else 0.
 var cancelScript = redis.NewScript(prelude + `
 forget(ARGV[1], ARGV[2])
-local id, tok, run = holder(redis.call('GET', L))
+local id, tok, run, wit = holder(redis.call('GET', L))
 if id ~= ARGV[1] then return 0 end
-if not handoff(ARGV[1], tok, false, run) then free(tok, run) end
+if not handoff(ARGV[1], tok, false, run, wit) then free(tok, run, wit) end
 return 1
 `)
 
@@ -252,13 +285,13 @@ if v then
   local id = string.match(v, '^(%S+) ')
   if id == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
   if id ~= '-' then return 0 end
-  released = string.match(v, ' (%w*)$')
+  released = string.match(v, '^%- %d+ (%w*)')
 end
 local t = redis.call('TIME')
 local q, run = quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 -- Released in this run: by its holder, not forgotten.
 if q == 0 or released == run then return 0 end
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3] .. ' ' .. run, 'PX', ARGV[2])
+redis.call('SET', KEYS[1], string.format('%s %s %s %d', ARGV[1], ARGV[3], run, witness(tonumber(t[1]))), 'PX', ARGV[2])
 return 1
 `)
 
