@@ -79,7 +79,8 @@ func (q *queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 	return le, err
 }
 
-// wait lists the children until our node owns the lock; listed, when not
+// wait lists the children, and decides from each listing and the events
+// of the nodes it watches, until our node owns the lock; listed, when not
 // nil, is a listing already made after our create (pipelined with it).
 func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bool, listed []string) (*lease, error) {
 	ours := st.kept
