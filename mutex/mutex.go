@@ -6,11 +6,13 @@
 // "_c_<uuid>-lock-<seq10>" under the lock path (Curator's protected mode);
 // the first node holds the lock. A waiter watches the node just ahead of it
 // and, by default, the one before that (lookahead): when the node two ahead
-// goes, it lists the queue again while its predecessor still holds, so that
-// when the predecessor releases it knows it is next and takes the lock on
-// the notification alone. Each release wakes at most two waiters; no waiter
-// ever watches the whole queue. WithLookahead(false) watches the
-// predecessor only, as Curator's waiters do.
+// goes, it learns while its predecessor still holds that it is next (from
+// the listing it made when it queued, if that node was the head then; by
+// listing again otherwise, since only a listing tells a head that released
+// from a waiter that gave up), and when the predecessor releases it takes
+// the lock on the notification alone. Each release wakes at most two
+// waiters; no waiter ever watches the whole queue. WithLookahead(false)
+// watches the predecessor only, as Curator's waiters do.
 //
 // Leases are znode.Lease values: lease.(znode.Lease).Node() is the lock
 // node, and GuardedMulti writes only while it exists.
@@ -73,13 +75,12 @@ type options struct {
 func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 
 // WithLookahead sets whether a waiter also watches the node two ahead of
-// it (default DefaultLookahead). With it, a waiter lists the queue again
-// when that node goes, off the critical path, and takes the lock on its
+// it (default DefaultLookahead). With it, a waiter takes the lock on its
 // predecessor's deletion notification alone: each handoff costs about one
-// round trip instead of two, and each waiter one more watch and one more
-// listing per acquisition (docs/benchmarks.md has both). Without it, each
-// waiter watches only its predecessor, as Curator's do. Either way the
-// nodes are Curator's.
+// round trip instead of two, for one more watch per acquisition and, for a
+// waiter that queued more than two behind the head, one more listing
+// (docs/benchmarks.md has both). Without it, each waiter watches only its
+// predecessor, as Curator's do. Either way the nodes are Curator's.
 func WithLookahead(on bool) Option { return func(o *options) { o.lookahead = on } }
 
 // WithRevocable makes the mutex revocable, as Curator's makeRevocable:

@@ -72,6 +72,13 @@ type Decision struct {
 	// releases, the engine knows it was the head and takes the fast handoff
 	// instead of listing on the critical path.
 	Refresh string
+	// RefreshIsHead: Refresh is the head and Watch is right behind it, and
+	// no node can get ahead of ours, before Refresh goes or after (Refresh
+	// is of the recipe's own kind, which never adds a node beside itself).
+	// Refresh's deletion then leaves the last listing without it as the
+	// queue ahead of ours, but for Watch, whose watch is still armed: the
+	// engine decides again from that listing, with no request.
+	RefreshIsHead bool
 }
 
 // Driver decides, from the children of a lock path in queue order, whether
@@ -113,10 +120,19 @@ func (d LeaseDriver) Decide(children []Child, ours int) (Decision, error) {
 	if d.Leases == 1 {
 		// The watched node is the head: all nodes created later sort after
 		// ours, so its deletion makes ours the head.
-		dec.FastHandoff = watch == 0 && children[0].Kind == d.Kind && d.Kind != ""
+		dec.FastHandoff = watch == 0 && d.ownKind(children[0])
 		if watch > 0 && d.Lookahead {
 			dec.Refresh = children[watch-1].Name
+			// The head goes first in a queue that moves: deciding again
+			// from the listing without it spares a request per
+			// acquisition. Not behind a head of another kind, which might
+			// add a node ahead of ours before it goes (a downgrade).
+			dec.RefreshIsHead = watch == 1 && d.ownKind(children[0])
 		}
 	}
 	return dec, nil
 }
+
+// ownKind reports whether c is a node of the recipe's own kind, one that
+// never adds a node beside itself.
+func (d LeaseDriver) ownKind(c Child) bool { return c.Kind == d.Kind && d.Kind != "" }

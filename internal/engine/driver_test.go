@@ -55,9 +55,9 @@ func TestLeaseDriver(t *testing.T) {
 		want         Decision
 	}{
 		{1, 0, Decision{Owns: true}},
-		{1, 1, Decision{Watch: "lock-0000000001", FastHandoff: true}},          // predecessor is the head
-		{1, 2, Decision{Watch: "lock-0000000002", Refresh: "lock-0000000001"}}, // refresh when the head goes
-		{1, 3, Decision{Watch: "lock-0000000003", Refresh: "lock-0000000002"}},
+		{1, 1, Decision{Watch: "lock-0000000001", FastHandoff: true}},                               // predecessor is the head
+		{1, 2, Decision{Watch: "lock-0000000002", Refresh: "lock-0000000001", RefreshIsHead: true}}, // refresh when the head goes
+		{1, 3, Decision{Watch: "lock-0000000003", Refresh: "lock-0000000002"}},                      // a waiter ahead: list again
 		{2, 1, Decision{Owns: true}},
 		{2, 2, Decision{Watch: "lock-0000000001"}}, // semaphore: never fast (the other lease holder may stay)
 		{2, 3, Decision{Watch: "lock-0000000002"}},
@@ -69,7 +69,7 @@ func TestLeaseDriver(t *testing.T) {
 		// Without lookahead a waiter watches its predecessor only.
 		plain, err := LeaseDriver{Leases: tc.leases, Kind: "lock-"}.Decide(kids, tc.ours)
 		require.NoError(t, err)
-		tc.want.Refresh = ""
+		tc.want.Refresh, tc.want.RefreshIsHead = "", false
 		assert.Equal(t, tc.want, plain, "leases %d ours %d, no lookahead", tc.leases, tc.ours)
 	}
 	// A head of another kind (a writer of a read/write lock sharing the
@@ -78,6 +78,12 @@ func TestLeaseDriver(t *testing.T) {
 	d, err := LeaseDriver{Leases: 1, Kind: "lock-"}.Decide(mixed, 1)
 	require.NoError(t, err)
 	assert.Equal(t, Decision{Watch: "_c_" + uuidA + "-__WRIT__0000000001"}, d)
+	// Nor, two behind it, a decision from the listing without it when it
+	// goes: it might have added a node ahead of ours.
+	mixed = SortChildren([]string{"_c_" + uuidA + "-__WRIT__0000000001", "lock-0000000002", "lock-0000000003"}, "lock-", "__WRIT__")
+	d, err = LeaseDriver{Leases: 1, Kind: "lock-", Lookahead: true}.Decide(mixed, 2)
+	require.NoError(t, err)
+	assert.Equal(t, Decision{Watch: "lock-0000000002", Refresh: "_c_" + uuidA + "-__WRIT__0000000001"}, d)
 
 	_, err = LeaseDriver{Leases: 1}.Decide(kids, -1)
 	assert.Error(t, err, "our node missing")

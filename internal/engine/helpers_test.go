@@ -49,6 +49,12 @@ func (f *fixture) mutex(c *fakeConn) *Lock {
 	return NewLock(c, "mutex", "mutex "+testLockPath, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-"}, nil)
 }
 
+// lookahead is the mutex's lock over c with its default lookahead: a
+// waiter also watches the node two ahead.
+func (f *fixture) lookahead(c *fakeConn) *Lock {
+	return NewLock(c, "mutex", "mutex "+testLockPath, testLockPath, "lock-", []string{"lock-"}, LeaseDriver{Leases: 1, Kind: "lock-", Lookahead: true}, nil)
+}
+
 // herd is the exclusive lock over c at testHerdPath/lock.
 func (f *fixture) herd(c *fakeConn) *Herd {
 	return &Herd{Conn: c, What: "exclusive " + testHerdPath, Path: testHerdPath, Name: "lock"}

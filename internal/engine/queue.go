@@ -79,7 +79,8 @@ func (q *queue) attempt(ctx context.Context, sess Session, st *acquireState, try
 	return le, err
 }
 
-// wait lists the children until our node owns the lock; listed, when not
+// wait lists the children, and decides from each listing and the events
+// of the nodes it watches, until our node owns the lock; listed, when not
 // nil, is a listing already made after our create (pipelined with it).
 func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bool, listed []string) (*lease, error) {
 	ours := st.kept
@@ -103,17 +104,20 @@ func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 	fail := attemptFailed(ctx, sess, q.What)
 	node, token := ours.node, ours.token
 	name := session.BaseName(node)
+	var kids []Child // the last listing; nil: list again
 	for {
-		names := listed
-		listed = nil
-		if names == nil {
-			var err error
-			if names, err = q.Conn.Children(rctx, q.Path); err != nil {
-				return nil, fail(err)
+		if kids == nil {
+			names := listed
+			listed = nil
+			if names == nil {
+				var err error
+				if names, err = q.Conn.Children(rctx, q.Path); err != nil {
+					return nil, fail(err)
+				}
 			}
+			names = q.dropStrays(names, name, sess.ID())
+			kids = SortChildren(names, q.Kinds...)
 		}
-		names = q.dropStrays(names, name, sess.ID())
-		kids := SortChildren(names, q.Kinds...)
 		d, err := q.Driver.Decide(kids, indexOf(kids, name))
 		if err != nil {
 			return nil, fail(fmt.Errorf("our node %s: %w", node, err))
@@ -130,22 +134,81 @@ func (q *queue) wait(ctx context.Context, sess Session, st *acquireState, try bo
 			return nil, fail(err)
 		}
 		if gone {
-			continue // a node to watch is gone already: list again
+			kids = nil // a node to watch is gone already: list again
+			continue
 		}
+		var e fired
 		select {
-		case e := <-chans[0]:
-			ours.forget(d.Watch)
-			if d.FastHandoff && e.Type == session.EventNodeDeleted && sess.Err() == nil {
-				return q.own(ctx, sess, node, token, fail)
-			}
-		case <-chans[1]: // nil without a Refresh node
-			ours.forget(d.Refresh)
+		case e.ev[0] = <-chans[0]:
+			e.got[0] = true
+		case e.ev[1] = <-chans[1]: // nil without a Refresh node
+			e.got[1] = true
 		case <-sess.Done():
 			return nil, fail(errSessionEnded)
 		case <-ctx.Done():
 			return nil, fail(context.Cause(ctx))
 		}
+		e.readOthers(chans)
+		if e.got[0] {
+			ours.forget(d.Watch)
+		}
+		if e.got[1] {
+			ours.forget(d.Refresh)
+		}
+		var owns bool
+		owns, kids = q.afterEvents(kids, name, d, e)
+		if owns && sess.Err() == nil {
+			return q.own(ctx, sess, node, token, fail)
+		}
 	}
+}
+
+// fired is what the watches of one Decision told: the event of its Watch
+// (index 0) and of its Refresh (1), where one came.
+type fired struct {
+	ev  [2]session.Event
+	got [2]bool
+}
+
+// readOthers reads the events already in of the channels not read yet:
+// when two nodes went, the order in which their events are read must
+// decide nothing.
+func (e *fired) readOthers(chans [2]<-chan session.Event) {
+	for i, ch := range chans {
+		if e.got[i] || ch == nil {
+			continue
+		}
+		select {
+		case e.ev[i] = <-ch:
+			e.got[i] = true
+		default:
+		}
+	}
+}
+
+// deleted reports whether the node of index i was deleted.
+func (e *fired) deleted(i int) bool { return e.got[i] && e.ev[i].Type == session.EventNodeDeleted }
+
+// afterEvents says what the events e of d's nodes leave: the lock ours
+// (owns), or else the listing to decide again from (nil: list again).
+func (q *queue) afterEvents(kids []Child, name string, d Decision, e fired) (owns bool, next []Child) {
+	if e.deleted(0) && d.FastHandoff {
+		return true, nil
+	}
+	// Any other change but the head's deletion (a waiter ahead gave up, a
+	// node's data changed, a session event) needs a new listing.
+	if !d.RefreshIsHead || !e.deleted(1) || (e.got[0] && !e.deleted(0)) || len(kids) == 0 || kids[0].Name != d.Refresh {
+		return false, nil
+	}
+	next = kids[1:] // the head went: Watch is the head now
+	if !e.got[0] {
+		return false, next
+	}
+	// Watch went too (both events were in): with the head gone, nothing is
+	// left ahead of ours if the driver grants the fast handoff on Watch's
+	// deletion in the listing without the head.
+	nd, err := q.Driver.Decide(next, indexOf(next, name))
+	return err == nil && nd.Watch == d.Watch && nd.FastHandoff, nil
 }
 
 // setWatches watches the nodes watch and refresh ("" for none) unless

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 // The wait of a queued node (queue.attempt, queue.wait, acquireLoop).
@@ -174,6 +175,100 @@ func TestQueueFastHandoff(t *testing.T) {
 		r := f.result(res)
 		require.NoError(t, r.err)
 		assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "then the fast handoff")
+		f.release(r.lease)
+	})
+}
+
+// Lookahead: a waiter two behind the head watches both nodes ahead. When
+// the head goes, it decides again from its last listing, with no request:
+// its predecessor is the head now (no node can get ahead of ours), and the
+// watch on it is still armed. Any other change lists again.
+func TestQueueLookahead(t *testing.T) {
+	// waitWatching starts our Acquire and waits until we watch the nodes
+	// two ahead and just ahead.
+	waitWatching := func(f *fixture, twoAhead, ahead string) <-chan acquireResult {
+		res := acquireAsync(f.ctx, f.lookahead(f.conn))
+		f.waitFor("us to watch two nodes ahead", func() bool {
+			return f.srv.Watches(twoAhead) == 1 && f.srv.Watches(ahead) == 1
+		})
+		return res
+	}
+	t.Run("head goes, then the predecessor: granted on the listing made at our create", func(t *testing.T) {
+		f := newFixture(t)
+		head, pred := f.put(f.srv.Conn()), f.put(f.srv.Conn())
+		res := waitWatching(f, head, pred)
+		require.NoError(t, f.srv.Remove(head))
+		f.pending(res, "our predecessor holds the lock after the head")
+		require.NoError(t, f.srv.Remove(pred))
+		r := f.result(res)
+		require.NoError(t, r.err)
+		assert.Equal(t, 1, f.conn.Calls(fakeOpChildren), "no listing after the head's deletion")
+		assert.Equal(t, 2, f.conn.Calls(fakeOpGetW), "the predecessor's watch kept, not set again")
+		f.release(r.lease)
+	})
+	t.Run("head and predecessor go at once: granted, whichever event is read first", func(t *testing.T) {
+		// Both go once both watches are set, before their replies reach
+		// us: both events are in when we wait, and the one read first is
+		// the select's pick, at random. Rounds enough that each comes first.
+		f := newFixture(t)
+		other := f.srv.Conn()
+		for round := range 20 {
+			head, pred := f.put(f.srv.Conn()), f.put(f.srv.Conn())
+			var mu sync.Mutex
+			set := 0
+			bothGo := func(int, string) fakeFault {
+				return fakeFault{Applied: func() {
+					mu.Lock()
+					defer mu.Unlock()
+					if set++; set == 2 {
+						_, err := other.Multi(f.ctx, session.DeleteOp(head, -1), session.DeleteOp(pred, -1))
+						assert.NoError(t, err)
+					}
+				}}
+			}
+			f.conn.Intercept(faultWhen(fakeOpGetW, head, bothGo))
+			f.conn.Intercept(faultWhen(fakeOpGetW, pred, bothGo))
+			listings := f.conn.Calls(fakeOpChildren)
+			r := f.result(acquireAsync(f.ctx, f.lookahead(f.conn)))
+			require.NoError(t, r.err)
+			require.Equal(t, listings+1, f.conn.Calls(fakeOpChildren), "round %d: only the listing made at our create", round)
+			f.release(r.lease)
+		}
+	})
+	t.Run("the node two ahead is a waiter that gives up: listed again, place kept", func(t *testing.T) {
+		f := newFixture(t)
+		head, quitter, pred := f.put(f.srv.Conn()), f.put(f.srv.Conn()), f.put(f.srv.Conn())
+		res := waitWatching(f, quitter, pred)
+		require.NoError(t, f.srv.Remove(quitter))
+		f.waitFor("us to watch the head instead", func() bool { return f.srv.Watches(head) == 1 })
+		assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "listed again: the node that went was not the head")
+		// A newcomer queues behind us: it must not get ahead of us.
+		late := acquireAsync(f.ctx, f.lookahead(f.srv.Conn()))
+		f.waitFor("the newcomer to queue", func() bool { return len(f.queue()) == 4 })
+		require.NoError(t, f.srv.Remove(head))
+		f.pending(res, "our predecessor holds the lock after the head")
+		require.NoError(t, f.srv.Remove(pred))
+		_, lateLease := f.inOrder(res, late)
+		assert.Equal(t, 2, f.conn.Calls(fakeOpChildren), "then the head went as the head: no listing")
+		f.release(lateLease)
+		assert.Empty(t, f.queue())
+	})
+	t.Run("the head's data changes: listed again, no grant", func(t *testing.T) {
+		f := newFixture(t)
+		headConn := f.srv.Conn()
+		head, pred := f.put(headConn), f.put(f.srv.Conn())
+		res := waitWatching(f, head, pred)
+		// What a revocation request does (znode.Revoke).
+		_, err := headConn.Multi(f.ctx, session.SetOp(head, []byte("__REVOKE__"), -1))
+		require.NoError(t, err)
+		f.waitFor("us to list again and watch the head again", func() bool {
+			return f.conn.Calls(fakeOpChildren) == 2 && f.srv.Watches(head) == 1
+		})
+		require.NoError(t, f.srv.Remove(pred)) // a waiter ahead gives up
+		f.pending(res, "the head still holds")
+		require.NoError(t, f.srv.Remove(head))
+		r := f.result(res)
+		require.NoError(t, r.err)
 		f.release(r.lease)
 	})
 }

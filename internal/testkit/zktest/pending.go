@@ -55,3 +55,15 @@ func (p *Pending) Waiting(t testing.TB, what string) {
 	case <-time.After(StillWaiting):
 	}
 }
+
+// Failed waits, at most WaitLimit, for the Acquire to fail with an error
+// that is want (errors.Is).
+func (p *Pending) Failed(t testing.TB, want error, what string) {
+	t.Helper()
+	select {
+	case r := <-p.res:
+		require.ErrorIs(t, r.err, want, what)
+	case <-time.After(WaitLimit):
+		t.Fatalf("%s: Acquire did not return within %v", what, WaitLimit)
+	}
+}
