@@ -421,7 +421,7 @@ func BenchmarkCompatReplicaAck(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sent[i], exec[i] = sent[i].Add(ctrs[i].Snapshot().Sub(s0)), exec[i].Add(e1.Sub(e0))
+			sent[i], exec[i] = sent[i].Add(ctrs[i].Snapshot().Sub(s0)), exec[i].Add(Executed(e0, e1, 1))
 		}
 	}
 	b.StopTimer()

@@ -34,8 +34,9 @@ const (
 // each implementation: the median over rounds of the one client's
 // operations per second and of the 16 clients' acquisitions per second,
 // each round's figures, their ratio to bsm/redislock's (median of the
-// rounds' ratios), and the commands Redis executed per operation (INFO
-// commandstats around each block of the one client: it runs alone then).
+// rounds' ratios), the commands Redis executed per operation (INFO
+// commandstats around each block of the one client: it runs alone then)
+// and the server's CPU time per operation in those blocks (INFO cpu).
 func BenchmarkCompatCommonCase(b *testing.B) {
 	addrs, admins := servers(b, 1)
 	impls := []impl{floorImpl, bsmImpl(0), redsyncImpl("redsync", nil), redislockImpl}
@@ -70,7 +71,7 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 	b.StopTimer()
 	rounds := len(one[0])
 	var tab, details strings.Builder
-	fmt.Fprintf(&tab, "\n| impl | one client, one lock, ops/s | /%s | %d clients, own locks, acq/s | /%s | executed/op |\n|---|---|---|---|---|---|\n",
+	fmt.Fprintf(&tab, "\n| impl | one client, one lock, ops/s | /%s | %d clients, own locks, acq/s | /%s | executed/op | server CPU µs/op |\n|---|---|---|---|---|---|---|\n",
 		impls[ref].name, contenders, impls[ref].name)
 	for i, im := range impls {
 		r1, r16 := ratios(one[i], one[ref]), ratios(own[i], own[ref])
@@ -78,8 +79,10 @@ func BenchmarkCompatCommonCase(b *testing.B) {
 		perOp := float64(exec[i].Total) / float64(rounds*commonOps)
 		b.ReportMetric(m1, im.name+"-one-ops/s")
 		b.ReportMetric(m16, im.name+"-own-acq/s")
+		cpu := float64(exec[i].CPU.Microseconds()) / float64(rounds*commonOps)
 		b.ReportMetric(perOp, im.name+"-exec/op")
-		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.0f | %.2f | %.2f |\n", im.name, m1, lockbench.Median(r1), m16, lockbench.Median(r16), perOp)
+		b.ReportMetric(cpu, im.name+"-server-µs/op")
+		fmt.Fprintf(&tab, "| %s | %.0f | %.2f | %.0f | %.2f | %.2f | %.1f |\n", im.name, m1, lockbench.Median(r1), m16, lockbench.Median(r16), perOp, cpu)
 		fmt.Fprintf(&details, "%s: one client by round %s (/%s %s); own locks by round %s (/%s %s); executed per op: %s\n",
 			im.name, fmtFloats(one[i]), impls[ref].name, fmtFloats(r1, "%.2f"), fmtFloats(own[i]), impls[ref].name, fmtFloats(r16, "%.2f"),
 			Breakdown(exec[i], rounds*commonOps))
@@ -151,7 +154,7 @@ func commonRound(ctx context.Context, impls []impl, addrs []string, r int, one b
 				if err != nil {
 					return nil, nil, nil, err
 				}
-				exec[i] = exec[i].Add(e1.Sub(e0))
+				exec[i] = exec[i].Add(Executed(e0, e1, len(admins)))
 			}
 		}
 	}

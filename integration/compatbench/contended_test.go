@@ -245,7 +245,7 @@ func contendRound(ctx context.Context, im impl, a arena, w workload) (round, err
 		sent, received := a.bus()
 		res.bus, res.busTime = [2]int64{sent - bus0[0], received - bus0[1]}, time.Since(bus0Time)
 	}
-	res.sent, res.exec = ctr.Snapshot().Sub(s0), e1.Sub(e0)
+	res.sent, res.exec = ctr.Snapshot().Sub(s0), Executed(e0, e1, len(a.admins))
 	return res, nil
 }
 

@@ -14,7 +14,8 @@ import (
 
 // CommandStats reads INFO commandstats of every server and sums the calls
 // by command: what Redis executed, the commands scripts ran inside it
-// included. INFO itself (the reading) is left out.
+// included, INFO too (scripts may call it): take what ran between two
+// readings with Executed, which leaves out the readings' own INFO.
 func CommandStats(ctx context.Context, servers ...*redis.Client) (Counts, error) {
 	sum := Counts{ByName: map[string]int64{}}
 	for _, r := range servers {
@@ -36,6 +37,18 @@ func CommandStats(ctx context.Context, servers ...*redis.Client) (Counts, error)
 	return sum, nil
 }
 
+// Executed is what the servers executed between the readings e0 and e1 of
+// CommandStats over them: e1 − e0, less the INFO that read e0 on each
+// (a reading's own INFO is counted once it has run).
+func Executed(e0, e1 Counts, servers int) Counts {
+	d := e1.Sub(e0)
+	if d.ByName["INFO"] -= int64(servers); d.ByName["INFO"] == 0 {
+		delete(d.ByName, "INFO")
+	}
+	d.Total -= int64(servers)
+	return d
+}
+
 // parseCommandStats reads lines like
 // "cmdstat_evalsha:calls=12,usec=80,usec_per_call=6.67,rejected_calls=0,failed_calls=0".
 func parseCommandStats(text string) (Counts, error) {
@@ -52,9 +65,6 @@ func parseCommandStats(text string) (Counts, error) {
 			return Counts{}, fmt.Errorf("commandstats line %q", line)
 		}
 		name = strings.ToUpper(name)
-		if name == "INFO" {
-			continue
-		}
 		for f := range strings.SplitSeq(fields, ",") {
 			if v, ok := strings.CutPrefix(f, "calls="); ok {
 				n, err := strconv.ParseInt(v, 10, 64)
