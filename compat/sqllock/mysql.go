@@ -160,15 +160,19 @@ func (c *Client) kill(ctx context.Context, id int64) error {
 	return permanent(err)
 }
 
-// release lets the companion and the queue's head go and gives the
-// connection back to the pool, once; a connection that could not let
-// them go is closed instead (which lets them go): it never goes back to
-// the pool holding one.
+// release lets the companion go (and the queue's head, when it holds
+// it) and gives the connection back to the pool, once; a connection
+// that could not let them go is closed instead (which lets them go): it
+// never goes back to the pool holding one.
 func (p *pinned) release() {
 	p.once.Do(func() {
 		ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
 		defer stop()
-		if _, err := p.conn.ExecContext(ctx, "DO RELEASE_LOCK('"+p.name+"'), RELEASE_LOCK('"+p.head+"')"); err != nil {
+		q := "DO RELEASE_LOCK('" + p.name + "')"
+		if p.first {
+			q = "DO RELEASE_LOCK('" + p.name + "'), RELEASE_LOCK('" + p.head + "')"
+		}
+		if _, err := p.conn.ExecContext(ctx, q); err != nil {
 			_ = p.conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 		_ = p.conn.Close()
@@ -267,9 +271,10 @@ func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool, a *
 	}
 	pause := firstPause
 	// look: the head's wait for the companion ended unanswered, at the
-	// holder's expiry as it was then; the holder has renewed it since,
-	// most often, so the row's remaining time is read first, and the
-	// take sent only when it is up: two statements a wake, not three.
+	// holder's expiry as it was then, or the waiter just became the
+	// head; the holder has renewed it since, or was just handed it, most
+	// often, so the row's remaining time is read first, and the take
+	// sent only when it is up: two statements a wake, not three.
 	look := false
 	for {
 		if !p.held && !p.first {
@@ -285,6 +290,7 @@ func (l *Lock) takeRow(ctx context.Context, p *pinned, me string, wait bool, a *
 				}
 				continue
 			}
+			look = true
 		}
 		// Without the companion, a row let go is left for a TTL to the
 		// waiter that has it (see companion).
