@@ -30,9 +30,14 @@
 // every two TTLs (to keep their place), and pgx's database/sql driver
 // adds its "-- ping" before each of those statements on a pooled
 // connection idle for over a second (stdlib.OptionShouldPing turns it
-// off); on MySQL each waiter wakes from GET_LOCK at the holder's expiry
-// and sends three statements. A lock nobody waits for is taken, and let
-// go, by one UPDATE each on PostgreSQL.
+// off); on MySQL the first waiter, which holds a second GET_LOCK name
+// of the lock (its queue's head), wakes from GET_LOCK on the companion
+// at each of the holder's expiries and sends two statements (the wait
+// and a read of the row's remaining time), and the waiters behind it
+// wait in GET_LOCK for the head and send two statements every three
+// TTLs (to take a lock left free by a head that vanished in silence).
+// A lock nobody waits for is taken, and let go, by one UPDATE each on
+// PostgreSQL.
 //
 // Tokens strictly increase across the holders of one lock, also when the
 // row is deleted or a failover brings it back older, as long as the

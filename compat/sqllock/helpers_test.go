@@ -155,16 +155,20 @@ func (s server) leftovers(t testing.TB, name string) []string {
 		if err != sql.ErrNoRows {
 			require.NoError(t, err)
 		}
-		var used, waiting int
+		var used, head, waiting int
 		require.NoError(t, s.admin.QueryRowContext(ctx,
 			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'").Scan(&waiting))
 		require.NoError(t, s.admin.QueryRowContext(ctx,
-			"SELECT IS_USED_LOCK(?) IS NOT NULL", sqllock.CompanionName(name)).Scan(&used))
+			"SELECT IS_USED_LOCK(?) IS NOT NULL, IS_USED_LOCK(?) IS NOT NULL",
+			sqllock.CompanionName(name), sqllock.HeadName(name)).Scan(&used, &head))
 		if waiting > 0 {
 			left = append(left, fmt.Sprintf("%d sessions waiting in GET_LOCK", waiting))
 		}
 		if used > 0 {
 			left = append(left, "its GET_LOCK name held")
+		}
+		if head > 0 {
+			left = append(left, "its queue head's GET_LOCK name held")
 		}
 	} else {
 		var waiters int

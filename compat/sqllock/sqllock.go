@@ -366,7 +366,8 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 // waiter; those behind it wake every two TTLs to keep their place in
 // the queue, and watch the holder's expiry from the first refresh that
 // finds them first). On MySQL waiters wait
-// in GET_LOCK on a companion name (see the package doc).
+// in GET_LOCK: the first on a companion name that the holder holds, the
+// others on the first's (see the package doc).
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, recipes.DriftMargin(ttl) before the TTL counted

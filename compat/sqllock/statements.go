@@ -247,15 +247,17 @@ func mysqlStatements(table string, parts []string) statements {
   WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`,
 		checkArgs: []any{schema, name},
 		create:    fmt.Sprintf(`INSERT IGNORE INTO %s (name, holder, token, expires_at) VALUES (?, NULL, 0, '1970-01-01 00:00:01')`, table),
-		// Taken when expired, let go more than the grace ago (the first
-		// argument: 0 for the holder of the companion, the TTL for others,
-		// see companion), or ours already (an attempt whose reply was
-		// lost): the assignments run left to right, so holder first, and
-		// the others test the new holder. The token is returned as the
-		// statement's LAST_INSERT_ID, in its reply: 0 when not taken. A
-		// free row's expires_at is when it was let go.
+		// Taken when let go, or expired, more than its grace ago (the
+		// first argument is the grace of a row let go: 0 for the holder
+		// of the companion, the TTL for others; the second that of an
+		// expired row: 0, or the TTL for a waiter behind the queue's
+		// head, see companion), or ours already (an attempt whose reply
+		// was lost): the assignments run left to right, so holder first,
+		// and the others test the new holder. The token is returned as
+		// the statement's LAST_INSERT_ID, in its reply: 0 when not
+		// taken. A free row's expires_at is when it was let go.
 		take: fmt.Sprintf(`UPDATE %[1]s SET
-  holder = IF(expires_at <= %[2]s - INTERVAL IF(holder IS NULL, ?, 0) MICROSECOND OR holder = ?, ?, holder),
+  holder = IF(expires_at <= %[2]s - INTERVAL IF(holder IS NULL, ?, ?) MICROSECOND OR holder = ?, ?, holder),
   token = IF(holder = ?, LAST_INSERT_ID(GREATEST(token + 1, %[3]s)), token),
   expires_at = IF(holder = ?, %[2]s + INTERVAL ? MICROSECOND, expires_at)
   WHERE name = ?`, table, mysqlNow, floor),
@@ -270,4 +272,11 @@ func mysqlStatements(table string, parts []string) statements {
 func companionName(table, name string) string {
 	sum := sha256.Sum256([]byte(table + "\x00" + name))
 	return "zkrecipes:" + hex.EncodeToString(sum[:20])
+}
+
+// headName is the GET_LOCK name of a MySQL lock's queue head (at most 64
+// characters): the companion's hash, under a prefix of its own.
+func headName(table, name string) string {
+	sum := sha256.Sum256([]byte(table + "\x00" + name))
+	return "zkrecipes-head:" + hex.EncodeToString(sum[:20])
 }
