@@ -66,14 +66,15 @@ func (l *Lock) call(ctx context.Context, op, me string, entry time.Duration, sen
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
 // farTTL is how long the queue entry of a waiter with two or more live
-// waiters ahead lives: the function makes it 5/3 of waitTTL (its code
-// 3). With a listener, that waiter refreshes it every four TTLs (farTTL
-// less a TTL, as refreshBehind), which halves its statements again while
-// the lock is held for long; without one, every two, as the next waiter
-// does (a grant to it would wait for its timer). The cost: when the two ahead of it have left
+// waiters ahead lives: the function makes it twice waitTTL, six TTLs
+// (its code 3). With a listener, that waiter refreshes it every five
+// TTLs (farTTL less a TTL, as refreshBehind), which cuts its statements
+// to two fifths while the lock is held for long; without one, every
+// two, as the next waiter does (a grant to it would wait for its
+// timer). The cost: when the two ahead of it have left
 // (given up or crashed) and the holder crashes too, the lock waits for
-// this one's refresh, up to four TTLs after its last one.
-func (l *Lock) farTTL() time.Duration { return l.waitTTL() * 5 / 3 } // as the function computes it
+// this one's refresh, up to five TTLs after its last one.
+func (l *Lock) farTTL() time.Duration { return 2 * l.waitTTL() } // as the function computes it
 
 // refreshBehind is how often a waiter behind a live waiter refreshes its
 // queue entry, which lives entry: a TTL before the entry would expire,

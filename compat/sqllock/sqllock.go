@@ -364,7 +364,7 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 // through the Client's Listener; a timer at the holder's remaining TTL
 // covers a lost notification and a crashed holder (for the first live
 // waiter; the one behind it wakes every two TTLs to keep its place in
-// the queue, those further back every four, and each watches the
+// the queue, those further back every five, and each watches the
 // holder's expiry from the first refresh that finds it first). On MySQL waiters wait
 // in GET_LOCK on a companion name (see the package doc).
 //

@@ -94,7 +94,7 @@ const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[]
 // place) for p_wait_us, with its stamp p_stamp and its TTL p_ttl_us, and
 // returns code 2 in place of 0 when one live waiter is ahead of it (that
 // one watches the holder's expiry), and 3 when two or more are: its
-// entry then lives 5/3 of p_wait_us (a client before code 2 reads
+// entry then lives twice p_wait_us (a client before code 2 reads
 // either as 0, one before code 3 reads 3 as 0, and refreshes its entry
 // sooner than it needs to).
 //
@@ -217,10 +217,10 @@ BEGIN
             code := 2;
           END IF;
         END LOOP;
-        -- Two or more live waiters ahead: the entry lives 5/3 as long
+        -- Two or more live waiters ahead: the entry lives twice as long
         -- (farTTL), and its waiter refreshes it less often.
         IF code = 3 THEN
-          r.waiter_expiry[coalesce(pos, cardinality(r.waiters))] := t + p_wait_us * 5 / 3 * interval '1 microsecond';
+          r.waiter_expiry[coalesce(pos, cardinality(r.waiters))] := t + 2 * p_wait_us * interval '1 microsecond';
         END IF;
       END IF;
     END IF;
