@@ -71,9 +71,9 @@ func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 // TTLs (farTTL less a TTL, as refreshBehind), which cuts its statements
 // to two fifths while the lock is held for long; without one, every
 // two, as the next waiter does (a grant to it would wait for its
-// timer). The cost: when the two ahead of it have left
-// (given up or crashed) and the holder crashes too, the lock waits for
-// this one's refresh, up to five TTLs after its last one.
+// timer). The cost: when the two ahead of it have left (given up or
+// crashed) and the holder crashes too, the lock waits for this one's
+// refresh, up to five TTLs after its last one.
 func (l *Lock) farTTL() time.Duration { return 2 * l.waitTTL() } // as the function computes it
 
 // refreshBehind is how often a waiter behind a live waiter refreshes its
