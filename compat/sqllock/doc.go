@@ -26,8 +26,9 @@
 // What waiting costs the database, while a holder holds and renews the
 // lock (a statement a third of its trusted time): on PostgreSQL the first
 // waiter of the queue calls the function once per holder's expiry (it
-// takes the lock of a holder that vanished), the waiters behind it once
-// every two TTLs (to keep their place), and pgx's database/sql driver
+// takes the lock of a holder that vanished), the next waiter once every
+// two TTLs and, with a Listener, those further back once every five (to
+// keep their place), and pgx's database/sql driver
 // adds its "-- ping" before each of those statements on a pooled
 // connection idle for over a second (stdlib.OptionShouldPing turns it
 // off); on MySQL the first waiter, which holds a second GET_LOCK name

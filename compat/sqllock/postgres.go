@@ -24,10 +24,11 @@ const (
 // waiter me ("channel/id"), as grants.Wait drives it: every way out but
 // success takes the waiter out of the table.
 type pgWaiting struct {
-	l    *Lock
-	id   string
-	me   string
-	sent time.Time // of its last attempt
+	l     *Lock
+	id    string
+	me    string
+	sent  time.Time     // of its last attempt
+	entry time.Duration // how long the queue entry of its last attempt lives
 }
 
 var _ grants.Queue = (*pgWaiting)(nil)
@@ -46,32 +47,45 @@ func (l *Lock) acquirePostgres(ctx context.Context, wait bool, a *hold.Acquisiti
 	return grants.Wait(ctx, &pgWaiting{l: l, id: id, me: l.c.channel + "/" + id}, wait, l.ttl, a)
 }
 
-// call runs op for the waiter me: code 1 and the token when it holds the
-// lock, code 0 and the holder's remaining TTL otherwise.
-func (l *Lock) call(ctx context.Context, op, me string, sent time.Time) (code int, n int64, err error) {
+// call runs op for the waiter me, whose queue entry (op queue) lives
+// entry: code 1 and the token when it holds the lock, code 0 and the
+// holder's remaining TTL otherwise (2 or 3 with live waiters ahead).
+func (l *Lock) call(ctx context.Context, op, me string, entry time.Duration, sent time.Time) (code int, n int64, err error) {
 	if err := l.c.check(ctx); err != nil {
 		return 0, 0, err
 	}
 	err = l.c.db.QueryRowContext(ctx, l.c.sql.call, op, l.name, me, l.ttl.Microseconds(),
-		l.waitTTL().Microseconds(), grants.Stamp(sent)).Scan(&code, &n)
+		entry.Microseconds(), grants.Stamp(sent)).Scan(&code, &n)
 	return code, n, permanent(err)
 }
 
 // waitTTL is how long a waiter's queue entry lives without a refresh: a
-// waiter refreshes it at least every TTL (its timer), so a waiter that
-// crashed is skipped after three.
+// waiter at the head of the queue, or next to it, refreshes it at least
+// every TTL or two (its timer), so a waiter that crashed is skipped
+// after three.
 func (l *Lock) waitTTL() time.Duration { return 3 * l.ttl }
 
+// farTTL is how long the queue entry of a waiter with two or more live
+// waiters ahead lives: the function makes it twice waitTTL, six TTLs
+// (its code 3). With a listener, that waiter refreshes it every five
+// TTLs (farTTL less a TTL, as refreshBehind), which cuts its statements
+// to two fifths while the lock is held for long; without one, every
+// two, as the next waiter does (a grant to it would wait for its
+// timer). The cost: when the two ahead of it have left (given up or
+// crashed) and the holder crashes too, the lock waits for this one's
+// refresh, up to five TTLs after its last one.
+func (l *Lock) farTTL() time.Duration { return 2 * l.waitTTL() } // as the function computes it
+
 // refreshBehind is how often a waiter behind a live waiter refreshes its
-// queue entry: a TTL before the entry would expire (waitTTL), which
-// leaves room for a refresh that fails and is tried again. Only the
-// first live waiter wakes at the holder's expiry (a crashed holder's
-// lock goes to it first); the others wake for a grant or for this,
-// which halves their statements while the lock is held for long. The
-// cost is in a double fault only: when the first waiter gives up or
-// dies, the next one watches the holder's expiry from its next refresh
-// on.
-func (l *Lock) refreshBehind() time.Duration { return l.waitTTL() - l.ttl }
+// queue entry, which lives entry: a TTL before the entry would expire,
+// which leaves room for a refresh that fails and is tried again. Only
+// the first live waiter wakes at the holder's expiry (a crashed holder's
+// lock goes to it first); the others wake for a grant or for this. With
+// one live waiter ahead (the entry lives waitTTL, so two TTLs) the cost
+// is in a double fault only: when the first waiter gives up or dies, the
+// next one watches the holder's expiry from its next refresh on. Further
+// back, see farTTL.
+func refreshBehind(entry, lockTTL time.Duration) time.Duration { return entry - lockTTL }
 
 func (w *pgWaiting) String() string { return w.l.String() }
 
@@ -89,8 +103,14 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 	if queue {
 		op = opQueue
 	}
-	w.sent = sent
-	code, n, err := w.l.call(ctx, op, w.me, sent)
+	// Until its answer says otherwise, the call may have made the entry
+	// live as long as farTTL (GiveUp's clean-up goes on until then).
+	w.sent, w.entry = sent, w.l.farTTL()
+	code, n, err := w.l.call(ctx, op, w.me, w.l.waitTTL(), sent)
+	if err == nil && code != 3 {
+		w.entry = w.l.waitTTL()
+	}
+	wait := time.Duration(n) * time.Microsecond
 	switch {
 	case err != nil:
 		return grants.Outcome{}, errDB("acquire "+w.l.name, err)
@@ -98,9 +118,15 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		return grants.Outcome{Acquired: true, Token: n}, nil
 	case code == 2:
 		// Behind a live waiter, which watches the holder's expiry.
-		return grants.Outcome{Wait: time.Duration(n) * time.Microsecond, Refresh: w.l.refreshBehind()}, nil
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
+	case code == 3:
+		// Further back: the entry lives farTTL.
+		if w.l.c.board == nil {
+			return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.l.waitTTL(), w.l.ttl)}, nil
+		}
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
 	}
-	return grants.Outcome{Wait: time.Duration(n) * time.Microsecond}, nil
+	return grants.Outcome{Wait: wait}, nil
 }
 
 func (w *pgWaiting) Trusts(g grants.Grant) bool {
@@ -130,6 +156,6 @@ func (w *pgWaiting) GiveUp(ctx context.Context) {
 		// The database refuses it (closed, a password refused): the entry
 		// expires by itself.
 	default:
-		ttl.FreeInBackground(&w.l.c.bg, ctx, srv, w.sent.Add(w.l.waitTTL()+w.l.ttl))
+		ttl.FreeInBackground(&w.l.c.bg, ctx, srv, w.sent.Add(w.entry+w.l.ttl))
 	}
 }

@@ -2,14 +2,18 @@ package sqllock_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zkrecipes/zkrecipes/compat/sqllock"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // The PostgreSQL function's answers to its callers, called as a client
 // calls it (op, name, me, TTL µs, queue entry µs, stamp): the queue's
-// head is told 0 and a waiter behind a live one 2 (it then refreshes
-// its entry rather than wake at the holder's expiry); a waiter behind
+// head is told 0, a waiter behind one live one 2 and behind two 3 (it
+// then refreshes its entry rather than wake at the holder's expiry, the
+// latter less often); a waiter behind
 // entries that expired is the head. A lock that is free by its expiry is
 // not taken through its one-UPDATE path by a caller outside a queue
 // that has a live waiter: the head is handed it.
@@ -33,6 +37,19 @@ func TestPostgresQueueAnswers(t *testing.T) {
 	require.Equal(t, 2, code, "behind a live waiter")
 	code, _ = call("queue", "/b", long, long)
 	require.Equal(t, 2, code, "refreshed, still behind")
+	code, _ = call("queue", "/f", long, long)
+	require.Equal(t, 3, code, "behind two live waiters")
+	entry := func(me string) (us int64) {
+		t.Helper()
+		require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT (extract(epoch FROM waiter_expiry[array_position(waiters, $1)] - clock_timestamp()) * 1000000)::bigint
+  FROM zkrecipes_locks WHERE name = 'q'`, me).Scan(&us))
+		return us
+	}
+	require.LessOrEqual(t, entry("/b"), long, "b's entry lives as long as it asked")
+	require.Greater(t, entry("/f"), long, "f's entry lives twice as long (farTTL)")
+	require.LessOrEqual(t, entry("/f"), 2*long)
+	code, _ = call("release", "/f", long, long) // f gives up
+	require.Equal(t, 0, code, "f did not hold it")
 	code, _ = call("release", "/a", long, long) // a gives up
 	require.Equal(t, 0, code, "a did not hold it")
 	code, _ = call("queue", "/b", long, long)
@@ -64,4 +81,48 @@ func TestPostgresQueueAnswers(t *testing.T) {
 	code, n2 := call("acquire", "/e", long, long)
 	require.Equal(t, 1, code)
 	require.Greater(t, n2, n, "the token goes on")
+}
+
+// A waiter with two live waiters ahead queues with an entry that lives
+// farTTL (six TTLs) and refreshes it every five: when the two ahead
+// leave and the holder has crashed, it still takes the lock, at its
+// refresh, with a token above the crashed holder's.
+func TestFarWaiterTakesOver(t *testing.T) {
+	s, _ := startPostgres(t)
+	const lockTTL = 200 * time.Millisecond
+	l := newLock(t, s.client(t), "far", sqllock.WithTTL(lockTTL))
+	ctx := ctxT(t)
+	call := func(op, me string, ttlUS int64) (code int, n int64) {
+		t.Helper()
+		require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code, n FROM zkrecipes_locks_op($1, 'far', $2, $3, 60000000, 0)`,
+			op, me, ttlUS).Scan(&code, &n))
+		return code, n
+	}
+	code, token := call("acquire", "/crashed", 1_000_000) // a holder that never renews: a second
+	require.Equal(t, 1, code)
+	call("queue", "/a", 60_000_000)
+	call("queue", "/b", 60_000_000)
+
+	got := make(chan error, 1)
+	var lease recipes.Lease
+	go func() {
+		var err error
+		lease, err = l.Acquire(ctx)
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return s.waiting(t, "far") == 3 }, waitLimit, 5*time.Millisecond)
+	var entryUS int64
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT (extract(epoch FROM waiter_expiry[3] - clock_timestamp()) * 1000000)::bigint
+  FROM zkrecipes_locks WHERE name = 'far'`).Scan(&entryUS))
+	require.Greater(t, entryUS, (3 * lockTTL).Microseconds(), "the entry of a waiter two behind lives farTTL")
+
+	call("release", "/a", 1) // both ahead leave
+	call("release", "/b", 1)
+	require.NoError(t, <-got)
+	require.NoError(t, lease.Context().Err())
+	tok, ok := lease.Token()
+	require.True(t, ok)
+	require.Greater(t, tok, token, "above the crashed holder's token")
+	require.NoError(t, lease.Release(ctx))
+	require.Empty(t, s.leftovers(t, "far"))
 }

@@ -30,7 +30,7 @@ func (s pgServer) Renew(ctx context.Context) error {
 // waiter.
 func (s pgServer) Free(ctx context.Context) error {
 	return ttl.Retry(ctx, freeTries, func() error {
-		code, _, err := s.l.call(ctx, opRelease, s.me, time.Now())
+		code, _, err := s.l.call(ctx, opRelease, s.me, s.l.waitTTL(), time.Now())
 		if err == nil && code == 0 {
 			return ttl.ErrNotOurs
 		}

@@ -92,8 +92,11 @@ const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[]
 // token), or (0, the holder's remaining microseconds); 'queue' then puts
 // p_me at the end of the queue (or refreshes its entry: it keeps its
 // place) for p_wait_us, with its stamp p_stamp and its TTL p_ttl_us, and
-// returns code 2 in place of 0 when a live waiter is ahead of it (that
-// one watches the holder's expiry; a client before code 2 reads it as 0).
+// returns code 2 in place of 0 when one live waiter is ahead of it (that
+// one watches the holder's expiry), and 3 when two or more are: its
+// entry then lives twice p_wait_us (a client before code 2 reads
+// either as 0, one before code 3 reads 3 as 0, and refreshes its entry
+// sooner than it needs to).
 //
 // The lock nobody waits for (an empty queue) is taken, and let go, by
 // one UPDATE that does what the rest would do then, with no row lock
@@ -209,8 +212,16 @@ BEGIN
           r.waiter_ttl[pos] := p_ttl_us;
         END IF;
         FOR i IN 1 .. coalesce(pos, cardinality(r.waiters)) - 1 LOOP
-          IF r.waiter_expiry[i] > t THEN code := 2; EXIT; END IF;
+          IF r.waiter_expiry[i] > t THEN
+            IF code = 2 THEN code := 3; EXIT; END IF;
+            code := 2;
+          END IF;
         END LOOP;
+        -- Two or more live waiters ahead: the entry lives twice as long
+        -- (farTTL), and its waiter refreshes it less often.
+        IF code = 3 THEN
+          r.waiter_expiry[coalesce(pos, cardinality(r.waiters))] := t + 2 * p_wait_us * interval '1 microsecond';
+        END IF;
       END IF;
     END IF;
   END IF;

@@ -17,6 +17,7 @@
 //	go test -run '^$' -timeout 30m -bench SQLContended -benchtime 3x ./sqlbench/
 //	go test -run '^$' -timeout 30m -bench SQLTakeover -benchtime 1x ./sqlbench/
 //	go test -run '^$' -timeout 30m -bench SQLWaiting -benchtime 3x ./sqlbench/
+//	go test -run '^$' -timeout 30m -bench SQLProbeUncontended -benchtime 20x ./sqlbench/
 //	go test -run TestAdvisoryLockThroughPgBouncer -v ./sqlbench/
 //
 // A sub-benchmark per server: add /postgres or /mariadb to -bench (e.g.
@@ -38,7 +39,12 @@
 //
 // SQLWaiting counts what sqllock's waiters cost the server while a
 // holder holds the lock past its TTL: the server's counter over two
-// windows, their difference per waiter-second.
+// windows, their difference per waiter-second (SQLBENCH_WAITING_LONG
+// sets the long window).
+//
+// SQLProbeUncontended (PostgreSQL) puts the seed table and sqllock beside
+// the statements of sqllock's one-UPDATE path sent in other ways: where
+// sqllock's uncontended time goes.
 //
 // TestAdvisoryLockThroughPgBouncer shows a known failure of the advisory
 // lock: through PgBouncer in transaction mode two clients both get it.
