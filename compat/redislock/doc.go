@@ -13,10 +13,10 @@
 // arrival order, and a release hands the lock to the first of them,
 // announced to its Client alone: no polling, no herd. A Client holds one
 // subscription shared by all its waiters. A release that leaves no waiter
-// keeps the lock's key, for a day, as "-", the last token and the
-// server's run id: the next acquisition reads there that nobody waits
-// and that the server forgot nothing since, and takes the lock with
-// three commands (docs/benchmarks-compat.md).
+// keeps the lock's key, for a day, as "-", the last token, the server's
+// run id and a witness of its run (LASTSAVE): the next acquisition reads
+// there that nobody waits and that the server forgot nothing since, and
+// takes the lock with four commands (docs/benchmarks-compat.md).
 //
 // Tokens strictly increase across the holders of one lock, also across a
 // restart without persistence, a failover to a lagging replica or an
