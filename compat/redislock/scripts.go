@@ -42,12 +42,14 @@ import (
 // release leaves it only when its handoff emptied the queue, and nobody
 // queues for a lock in that state (it is taken at once); and that the
 // server has not forgotten a holder since: its witness equals LASTSAVE
-// (a value restored from a snapshot or replicated from another master
-// carries an earlier run's witness, which never does). Any other state
-// (no key: a new lock, a holder gone, a restart without data; another
-// run's value, or a save since) takes the full path: the quiet period's
-// marker (with INFO, for the run id and the uptime), the counter, the
-// queue.
+// (a value restored from a snapshot carries an earlier run's witness,
+// which never does), and LASTSAVE is a TTL old (a value replicated from
+// another master may carry a witness equal to a young replica's
+// LASTSAVE: see fastAcquire). Any other state (no key: a new lock, a
+// holder gone, a restart without data; another run's value, a save
+// since, or less than a TTL since the last save) takes the full path:
+// the quiet period's marker (with INFO, for the run id and the uptime),
+// the counter, the queue.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
@@ -146,17 +148,30 @@ end
 
 // fastAcquire is the acquire script's first part: it takes a lock
 // released in this run of the server (its witness is LASTSAVE) for a
-// caller that has no queue entry, and leaves the lock's value in v0 for
-// the rest.
+// caller that has no queue entry, once the server's last save (or start)
+// is a TTL behind, and leaves the lock's value in v0 for the rest.
+//
+// Why the TTL: a witness equal to LASTSAVE may also come from another
+// server whose LASTSAVE fell in the same second (started together, or a
+// master that saved for the full sync of a replica starting then), on a
+// value replicated here before this server was promoted. The full path
+// keeps a server younger than a TTL quiet (the value names another run);
+// LASTSAVE is at or after the server's start, within its second, so a
+// save or start less than a TTL (and a second) ago leaves the decision to
+// the full path, and the fast path is never weaker than it.
 const fastAcquire = `
 local v0 = redis.call('GET', KEYS[1])
 if v0 and ARGV[8] == '' then
   local tok, run, wit = string.match(v0, '^%- (%d+) (%w*) (%d+)$')
-  if wit and wit ~= '0' and tonumber(wit) == redis.pcall('LASTSAVE') then
+  local last = wit and wit ~= '0' and redis.pcall('LASTSAVE')
+  if last and tonumber(wit) == last then
     local t = redis.call('TIME')
-    tok = math.max(tonumber(tok) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
-    redis.call('SET', KEYS[1], string.format('%s %d %s %s', ARGV[1], tok, run, wit), 'PX', ARGV[2])
-    return {1, tok}
+    local s, us = tonumber(t[1]), tonumber(t[2])
+    if s * 1000 + math.floor(us / 1000) >= (last + 1) * 1000 + tonumber(ARGV[2]) then
+      tok = math.max(tonumber(tok) + 1, s * 1000000 + us)
+      redis.call('SET', KEYS[1], string.format('%s %d %s %s', ARGV[1], tok, run, wit), 'PX', ARGV[2])
+      return {1, tok}
+    end
   end
 end
 `

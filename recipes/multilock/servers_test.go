@@ -148,7 +148,7 @@ func (s *servers) redisLeftovers(t testing.TB, name string) []string {
 		left = append(left, "redis "+tag+":queue")
 	}
 	// A lock released with nobody waiting keeps its key as "- <last
-	// token> <run id>" (redislock's doc): that is no holder.
+	// token> <run id> <witness>" (redislock's doc): that is no holder.
 	v, err := s.rAdmin.Get(ctxT(t), tag).Result()
 	if !errors.Is(err, redis.Nil) {
 		require.NoError(t, err)

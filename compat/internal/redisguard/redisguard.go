@@ -38,11 +38,16 @@
 // is above w. Equal means the same run, with no save since; a save only
 // sends the next acquisition to the full path, which writes the new
 // witness. A witness copied from a master to a replica that is promoted
-// may equal its LASTSAVE by chance; the full path does no better there
-// (the run id says another run, and an old replica has no quiet period):
-// a failover to a lagging replica is not covered. Nor is a server clock
-// set back across a restart by more than the time between the witness
-// and the restart.
+// may equal its LASTSAVE: by chance, or because both fell in one second
+// (servers started together, a master's save for the full sync of a
+// replica that just started). On a replica promoted less than a TTL after
+// it started the full path is quiet, so a script that trusts a witness
+// does so only once LASTSAVE (at or after the start, within its second)
+// is a second and a TTL behind the clock; on an older replica the full
+// path does no better (the run id says another run, and it has no quiet
+// period): a failover to a lagging replica is not covered. Nor is a
+// server clock set back across a restart by more than the time between
+// the witness and the restart.
 //
 // # Eviction is a setting
 //
