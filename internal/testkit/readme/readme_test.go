@@ -1,18 +1,19 @@
 package readme
 
 import (
-	"context"
 	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/zktest"
+	"github.com/zkrecipes/zkrecipes/session"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }
@@ -83,13 +84,34 @@ func TestQuickStartRuns(t *testing.T) {
 	servers := zktest.Shared(t)
 	bin := build(t, strings.Replace(src, `"`+localServer+`"`, `"`+strings.Join(servers, ",")+`"`, 1))
 
+	c := zktest.Connect(t, servers)
+	before := zxidNow(t, c)
 	out, err := exec.CommandContext(zktest.Ctx(t), bin).CombinedOutput()
 	require.NoError(t, err, "the quick start failed:\n%s", out)
-	assert.Regexp(t, `(?m)^holding /locks/orders, fencing token [1-9][0-9]*$`, string(out))
+	m := regexp.MustCompile(`(?m)^holding /locks/orders, fencing token ([1-9][0-9]*)$`).FindStringSubmatch(string(out))
+	require.NotNil(t, m, "the quick start says its token:\n%s", out)
 	assert.Contains(t, string(out), "done, releasing")
-
-	c := zktest.Connect(t, servers)
+	after := zxidNow(t, c)
+	token, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+	// The token is the lock node's czxid: between two writes of this test,
+	// it proves the quick start ran against this server. (Its parents are
+	// containers, which the server removes once empty: their presence
+	// proves nothing that lasts.)
+	assert.Less(t, before, token, "the quick start's lock was created on this server, after the test began")
+	assert.Less(t, token, after, "the quick start's lock was created on this server, before it ended")
 	assert.Empty(t, zktest.Children(t, c, "/quickstart/locks/orders"), "no lock node left behind")
-	_, _, err = c.Children(context.Background(), "/quickstart/locks/orders")
-	require.NoError(t, err, "the lock's parent exists: the quick start did run against this server")
+}
+
+// zxidNow writes an ephemeral node and removes it: the zxid of its
+// creation, a point in the server's order of writes.
+func zxidNow(t *testing.T, c *session.Client) int64 {
+	t.Helper()
+	ctx := zktest.Ctx(t)
+	path, err := c.Create(ctx, "/readme-zxid-", nil, session.EphemeralSequential)
+	require.NoError(t, err)
+	_, st, err := c.Exists(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, c.Delete(ctx, path, -1))
+	return st.Czxid
 }
