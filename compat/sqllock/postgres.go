@@ -111,6 +111,13 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		w.entry = w.l.waitTTL()
 	}
 	wait := time.Duration(n) * time.Microsecond
+	// With a listener, the holder's renewals tell the first live waiter
+	// the lock's new expiry (pgRenew): the head sleeps until then, and
+	// refreshes its entry only when it must, a TTL before it expires.
+	var follow time.Duration
+	if w.l.c.board != nil {
+		follow = refreshBehind(w.entry, w.l.ttl)
+	}
 	switch {
 	case err != nil:
 		return grants.Outcome{}, errDB("acquire "+w.l.name, err)
@@ -118,15 +125,15 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		return grants.Outcome{Acquired: true, Token: n}, nil
 	case code == 2:
 		// Behind a live waiter, which watches the holder's expiry.
-		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl), Follow: follow}, nil
 	case code == 3:
 		// Further back: the entry lives farTTL.
 		if w.l.c.board == nil {
 			return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.l.waitTTL(), w.l.ttl)}, nil
 		}
-		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl), Follow: follow}, nil
 	}
-	return grants.Outcome{Wait: wait}, nil
+	return grants.Outcome{Wait: wait, Follow: follow}, nil
 }
 
 func (w *pgWaiting) Trusts(g grants.Grant) bool {
