@@ -78,13 +78,17 @@ func (l *Lock) farTTL() time.Duration { return 2 * l.waitTTL() } // as the funct
 
 // refreshBehind is how often a waiter behind a live waiter refreshes its
 // queue entry, which lives entry: a TTL before the entry would expire,
-// which leaves room for a refresh that fails and is tried again. Only
-// the first live waiter wakes at the holder's expiry (a crashed holder's
-// lock goes to it first); the others wake for a grant or for this. With
-// one live waiter ahead (the entry lives waitTTL, so two TTLs) the cost
-// is in a double fault only: when the first waiter gives up or dies, the
-// next one watches the holder's expiry from its next refresh on. Further
-// back, see farTTL.
+// which leaves room for a refresh that fails and is tried again (the
+// first live waiter too, with a Listener, while the holder's renewals
+// tell it the expiry: grants.Outcome.Follow). Only the first live waiter
+// wakes at the holder's expiry (a crashed holder's lock goes to it
+// first); the others wake for a grant or for this. With one live waiter
+// ahead (the entry lives waitTTL, so two TTLs) the cost is in a double
+// fault only: when the first waiter gives up or dies, the next one
+// watches the holder's expiry from the holder's next renewal on (with a
+// Listener; once the first one's entry has expired, when it died), or
+// from its next refresh, whichever comes first. Further back, see
+// farTTL.
 func refreshBehind(entry, lockTTL time.Duration) time.Duration { return entry - lockTTL }
 
 func (w *pgWaiting) String() string { return w.l.String() }
