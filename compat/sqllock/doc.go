@@ -24,14 +24,11 @@
 // pooler, outlive a vanished holder and say nothing to a holder that lost.
 //
 // What waiting costs the database, while a holder holds and renews the
-// lock (a statement a third of its trusted time): on PostgreSQL, with a
-// Listener, each renewal tells the first waiter of the queue the lock's
-// new expiry (a NOTIFY in the renewal's statement), and that waiter
-// sleeps until then (it takes the lock of a holder that vanished), so it
-// calls the function once every two TTLs to keep its place, as the next
-// waiter does, and those further back once every five (without a
-// Listener the first waiter calls it once per holder's expiry and those
-// further back every two TTLs); pgx's database/sql driver
+// lock (a statement a third of its trusted time): on PostgreSQL the first
+// waiter of the queue calls the function once per holder's expiry (it
+// takes the lock of a holder that vanished), the next waiter once every
+// two TTLs and, with a Listener, those further back once every five (to
+// keep their place), and pgx's database/sql driver
 // adds its "-- ping" before each of those statements on a pooled
 // connection idle for over a second (stdlib.OptionShouldPing turns it
 // off); on MySQL the first waiter, which holds a second GET_LOCK name

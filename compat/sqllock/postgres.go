@@ -78,17 +78,13 @@ func (l *Lock) farTTL() time.Duration { return 2 * l.waitTTL() } // as the funct
 
 // refreshBehind is how often a waiter behind a live waiter refreshes its
 // queue entry, which lives entry: a TTL before the entry would expire,
-// which leaves room for a refresh that fails and is tried again (the
-// first live waiter too, with a Listener, while the holder's renewals
-// tell it the expiry: grants.Outcome.Follow). Only the first live waiter
-// wakes at the holder's expiry (a crashed holder's lock goes to it
-// first); the others wake for a grant or for this. With one live waiter
-// ahead (the entry lives waitTTL, so two TTLs) the cost is in a double
-// fault only: when the first waiter gives up or dies, the next one
-// watches the holder's expiry from the holder's next renewal on (with a
-// Listener; once the first one's entry has expired, when it died), or
-// from its next refresh, whichever comes first. Further back, see
-// farTTL.
+// which leaves room for a refresh that fails and is tried again. Only
+// the first live waiter wakes at the holder's expiry (a crashed holder's
+// lock goes to it first); the others wake for a grant or for this. With
+// one live waiter ahead (the entry lives waitTTL, so two TTLs) the cost
+// is in a double fault only: when the first waiter gives up or dies, the
+// next one watches the holder's expiry from its next refresh on. Further
+// back, see farTTL.
 func refreshBehind(entry, lockTTL time.Duration) time.Duration { return entry - lockTTL }
 
 func (w *pgWaiting) String() string { return w.l.String() }
@@ -115,13 +111,6 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		w.entry = w.l.waitTTL()
 	}
 	wait := time.Duration(n) * time.Microsecond
-	// With a listener, the holder's renewals tell the first live waiter
-	// the lock's new expiry (pgRenew): the head sleeps until then, and
-	// refreshes its entry only when it must, a TTL before it expires.
-	var follow time.Duration
-	if w.l.c.board != nil {
-		follow = refreshBehind(w.entry, w.l.ttl)
-	}
 	switch {
 	case err != nil:
 		return grants.Outcome{}, errDB("acquire "+w.l.name, err)
@@ -129,15 +118,15 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 		return grants.Outcome{Acquired: true, Token: n}, nil
 	case code == 2:
 		// Behind a live waiter, which watches the holder's expiry.
-		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl), Follow: follow}, nil
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
 	case code == 3:
 		// Further back: the entry lives farTTL.
 		if w.l.c.board == nil {
 			return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.l.waitTTL(), w.l.ttl)}, nil
 		}
-		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl), Follow: follow}, nil
+		return grants.Outcome{Wait: wait, Refresh: refreshBehind(w.entry, w.l.ttl)}, nil
 	}
-	return grants.Outcome{Wait: wait, Follow: follow}, nil
+	return grants.Outcome{Wait: wait}, nil
 }
 
 func (w *pgWaiting) Trusts(g grants.Grant) bool {

@@ -20,19 +20,10 @@ type pgServer struct {
 	me string
 }
 
-// Renew extends the row's expiry if it is still ours, and tells the
-// first live waiter (pgRenew); the watchdog tries again after errors: a
-// pooler or a failover makes short ones common.
+// Renew extends the row's expiry if it is still ours (the watchdog tries
+// again after errors: a pooler or a failover makes short ones common).
 func (s pgServer) Renew(ctx context.Context) error {
-	var renewed, told int64
-	err := s.l.c.db.QueryRowContext(ctx, s.l.c.sql.renew, s.l.name, s.me, s.l.ttl.Microseconds()).Scan(&renewed, &told)
-	switch {
-	case err != nil:
-		return permanent(err)
-	case renewed == 0:
-		return ttl.ErrNotOurs
-	}
-	return nil
+	return rowsOrNotOurs(s.l.c.db.ExecContext(ctx, s.l.c.sql.renew, s.l.name, s.me, s.l.ttl.Microseconds()))
 }
 
 // Free releases the row if it is still ours, and hands it to the next

@@ -363,14 +363,11 @@ func (l *Lock) String() string { return "sqllock " + l.name }
 // release hands the lock to the first waiter still alive, and tells it
 // through the Client's Listener; a timer at the holder's remaining TTL
 // covers a lost notification and a crashed holder (for the first live
-// waiter, which each of the holder's renewals tells the new expiry
-// through the Listener: it sleeps until the last one told, and wakes
-// every two TTLs to keep its place in the queue; the one behind it wakes
-// every two TTLs too, those further back every five, and each watches
-// the holder's expiry from the first renewal or refresh that finds it
-// first). On MySQL waiters wait in GET_LOCK: the first on a companion
-// name that the holder holds, the others on the first's (see the package
-// doc).
+// waiter; the one behind it wakes every two TTLs to keep its place in
+// the queue, those further back every five, and each watches the
+// holder's expiry from the first refresh that finds it first). On MySQL
+// waiters wait in GET_LOCK: the first on a companion name that the
+// holder holds, the others on the first's (see the package doc).
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, recipes.DriftMargin(ttl) before the TTL counted

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-
-	"github.com/zkrecipes/zkrecipes/compat/internal/grants"
 )
 
 // statements are a Client's SQL, made once for its dialect and table.
@@ -58,26 +56,9 @@ func newStatements(d Dialect, parts []string) statements {
   EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)`,
 		checkArgs: []any{`"` + strings.ReplaceAll(regclass, ".", `"."`) + `"`, fn + "(text, text, text, bigint, bigint, bigint)"},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
-		renew:     fmt.Sprintf(pgRenew, table, grants.ExpiryWord),
+		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
 	}
 }
-
-// pgRenew extends the holder's row and, in the same statement (no round
-// trip more), tells the first live waiter of its queue, if its client
-// listens (a channel), the lock's new expiry: "id expiry µs". That
-// waiter, the one that takes over a holder that stops renewing, sleeps
-// until then instead of looking at each expiry it knew
-// (grants.Outcome.Follow). Nothing is sent when no one waits. Its first
-// column is the rows renewed: 0 when the row is not ours.
-const pgRenew = `WITH r AS (
-  UPDATE %[1]s SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
-    WHERE name = $1 AND holder = $2 RETURNING waiters, waiter_expiry),
-head AS (
-  SELECT q.w FROM r, unnest(r.waiters, r.waiter_expiry) WITH ORDINALITY AS q(w, e, i)
-    WHERE q.e > clock_timestamp() ORDER BY q.i LIMIT 1),
-told AS (SELECT w FROM head WHERE split_part(w, '/', 1) <> '')
-SELECT (SELECT count(*) FROM r),
-  (SELECT count(*) FROM told, pg_notify(split_part(told.w, '/', 1), split_part(told.w, '/', 2) || ' %[2]s ' || $3::bigint))`
 
 // The PostgreSQL lease table: one row per lock name, never deleted (it
 // keeps the token). holder is "channel/id" while held (the channel on

@@ -47,29 +47,6 @@ func Fresh(g Grant, valid, every time.Duration) bool {
 	return !basis.After(time.Now()) && time.Until(basis.Add(valid)) > valid-every
 }
 
-// ExpiryWord marks a notice of the holder's renewal to the first live
-// waiter: "id expiry µs", the lock now lives µs more. A client before it
-// parses no grant from it (its second field is no number) and drops it.
-const ExpiryWord = "expiry"
-
-// ParseExpiry reads a renewal's notice: "id expiry µs".
-func ParseExpiry(payload string) (id string, remaining time.Duration, ok bool) {
-	id, rest, ok1 := strings.Cut(payload, " ")
-	word, us, ok2 := strings.Cut(rest, " ")
-	if !ok1 || !ok2 || word != ExpiryWord {
-		return "", 0, false
-	}
-	n, err := strconv.ParseInt(us, 10, 64)
-	if err != nil || n < 0 || n > int64(maxRemaining/time.Microsecond) {
-		return "", 0, false
-	}
-	return id, time.Duration(n) * time.Microsecond, true
-}
-
-// maxRemaining bounds what a renewal's notice may say: no lock lives
-// longer (ttl.MaxTTL), and nothing larger overflows a time.Duration.
-const maxRemaining = 30 * 24 * time.Hour
-
 // Parse reads a grant message: "id token stamp".
 func Parse(payload string) (id string, g Grant, ok bool) {
 	id, rest, ok1 := strings.Cut(payload, " ")
@@ -91,12 +68,12 @@ type Board struct {
 	ready     chan struct{}
 	confirmed bool
 	closed    bool
-	waiters   map[string]*Watcher
+	waiters   map[string]chan Grant
 }
 
 // NewBoard returns an empty board, not ready.
 func NewBoard() *Board {
-	return &Board{ready: make(chan struct{}), waiters: map[string]*Watcher{}}
+	return &Board{ready: make(chan struct{}), waiters: map[string]chan Grant{}}
 }
 
 // Watcher is one waiter's registration.
@@ -104,10 +81,6 @@ type Watcher struct {
 	b      *Board
 	id     string
 	Grants chan Grant // buffered: a grant to id arrived
-	// Expiries is, buffered, the holder's expiry that the latest notice
-	// of a renewal told (its arrival plus the time it said): the waiter
-	// was the first live one in the queue then.
-	Expiries chan time.Time
 	// Ready is closed once the board is ready; Confirmed says it was
 	// already when the watch began.
 	Ready     <-chan struct{}
@@ -117,7 +90,7 @@ type Watcher struct {
 // Watch registers waiter id. On a closed board no grant comes: the watcher
 // is ready at once, and the waiter goes on with its timer alone.
 func (b *Board) Watch(id string) *Watcher {
-	w := &Watcher{b: b, id: id, Grants: make(chan Grant, 1), Expiries: make(chan time.Time, 1)}
+	w := &Watcher{b: b, id: id, Grants: make(chan Grant, 1)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -126,7 +99,7 @@ func (b *Board) Watch(id string) *Watcher {
 		w.Ready, w.Confirmed = ready, true
 		return w
 	}
-	b.waiters[id] = w
+	b.waiters[id] = w.Grants
 	w.Ready, w.Confirmed = b.ready, b.confirmed
 	return w
 }
@@ -167,35 +140,19 @@ func (b *Board) Confirm() {
 	}
 }
 
-// Deliver hands the grant, or the notice of a renewal (ParseExpiry), in
-// payload to the waiter it names, if it still waits; anything else is
-// dropped. A notice replaces one the waiter has not read yet: the latest
-// renewal is the one that counts. It returns the id named ("" when the
-// payload is neither).
+// Deliver hands the grant in payload to the waiter it names, if it still
+// waits; anything else is dropped. It returns the id named ("" when the
+// payload is no grant).
 func (b *Board) Deliver(payload string) string {
-	at := time.Now()
-	id, remaining, expiry := ParseExpiry(payload)
-	var g Grant
-	if !expiry {
-		var ok bool
-		if id, g, ok = Parse(payload); !ok {
-			return ""
-		}
+	id, g, ok := Parse(payload)
+	if !ok {
+		return ""
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := b.waiters[id]
-	switch {
-	case w == nil:
-	case expiry:
+	if ch := b.waiters[id]; ch != nil {
 		select {
-		case <-w.Expiries:
-		default:
-		}
-		w.Expiries <- at.Add(remaining)
-	default:
-		select {
-		case w.Grants <- g:
+		case ch <- g:
 		default:
 		}
 	}

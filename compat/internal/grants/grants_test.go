@@ -18,20 +18,6 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseExpiry(t *testing.T) {
-	id, d, ok := ParseExpiry("a-b expiry 5000000")
-	assert.True(t, ok)
-	assert.Equal(t, "a-b", id)
-	assert.Equal(t, 5*time.Second, d)
-	for _, bad := range []string{"", "id", "id expiry", "id 17 42", "id expiry x", "id expiry -1",
-		"id expiry 99999999999999999", "id expiry 5 more"} {
-		_, _, ok := ParseExpiry(bad)
-		assert.False(t, ok, "%q", bad)
-	}
-	_, _, ok = Parse("a-b expiry 5000000")
-	assert.False(t, ok, "a notice is no grant (to a client before notices too)")
-}
-
 // A grant is held from the send time of the attempt of its stamp while no
 // renewal is due yet; older, or stamped in the future, it is confirmed by
 // an attempt first.
@@ -67,22 +53,4 @@ func TestBoard(t *testing.T) {
 	<-closed.Ready
 	b.Deliver("after 1 2")
 	assert.Empty(t, closed.Grants)
-}
-
-// A renewal's notice reaches the waiter it names, as an expiry dated by
-// its arrival; a later one replaces one not read yet; it is no grant.
-func TestBoardExpiries(t *testing.T) {
-	b := NewBoard()
-	w := b.Watch("w")
-	before := time.Now()
-	assert.Equal(t, "w", b.Deliver("w expiry 1000000"))
-	assert.Equal(t, "w", b.Deliver("w expiry 60000000"))
-	at := <-w.Expiries
-	assert.False(t, at.Before(before.Add(time.Minute)), "the latest notice counts")
-	assert.Empty(t, w.Expiries)
-	assert.Empty(t, w.Grants)
-	assert.Equal(t, "", b.Deliver("w expiry soon"))
-	w.Stop()
-	b.Deliver("w expiry 1000")
-	assert.Empty(t, w.Expiries, "stopped")
 }

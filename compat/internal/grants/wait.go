@@ -53,15 +53,6 @@ type Outcome struct {
 	// Wait is, when not Acquired, how long the holder's lock lives at
 	// most (0: unknown): the waiter tries again by then.
 	Wait time.Duration
-	// Follow, when not Acquired and not 0, says that the holder's
-	// renewals tell the first live waiter the lock's new expiry
-	// (Watcher.Expiries): a waiter told one sleeps until then, rather
-	// than look at the expiry it knew, and a waiter that watches the
-	// holder's expiry (no Refresh) refreshes its entry within Follow
-	// rather than within the lock's TTL. A notice lost costs a look at
-	// the expiry known before; a holder that stops renewing is looked
-	// at, and taken over, at the last expiry told.
-	Follow time.Duration
 	// Why, when not Acquired and not nil, says why a lock that may be
 	// free was refused (the backend's ErrQuiet): a TryAcquire's error
 	// wraps it.
@@ -141,13 +132,10 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 			continue
 		}
 		wake, most := got.Wait, lockTTL
-		if got.Follow > 0 && watch != nil {
-			most = got.Follow
-		}
 		if got.Refresh > 0 {
 			wake, most = got.Refresh, got.Refresh
 		}
-		g, granted, ok := await(ctx, watch, wake, most, got.Follow > 0)
+		g, granted, ok := await(ctx, watch, wake, most)
 		if !ok {
 			return nil, giveUp(ctx, q, recipes.NotAcquired(ctx))
 		}
@@ -163,39 +151,25 @@ func Wait(ctx context.Context, q Queue, wait bool, lockTTL time.Duration, a *hol
 // await waits for a grant to the waiter (granted), or for wait (the
 // holder's remaining time, or the refresh of a waiter behind another; at
 // most most, so that the queue entry is refreshed in time), with jitter;
-// ok is false when ctx ends first. With follow, each notice of a renewal
-// moves the timer to the expiry it tells, with jitter, still within most
-// of the start. Without a watcher, the timer alone wakes it.
-func await(ctx context.Context, watch *Watcher, wait, most time.Duration, follow bool) (g Grant, granted, ok bool) {
+// ok is false when ctx ends first. Without a watcher, the timer alone
+// wakes it.
+func await(ctx context.Context, watch *Watcher, wait, most time.Duration) (g Grant, granted, ok bool) {
 	if wait <= 0 {
 		wait = most // unknown: no TTL on the holder's lock, or it just went
 	}
-	limit := time.Now().Add(most)
 	t := time.NewTimer(min(ttl.Jitter(wait), most))
 	defer t.Stop()
 	var grants <-chan Grant // nil, never ready, without a watcher
-	var expiries <-chan time.Time
 	if watch != nil {
 		grants = watch.Grants
-		if follow {
-			expiries = watch.Expiries
-		}
 	}
-	for {
-		select {
-		case g = <-grants:
-			return g, true, true
-		case at := <-expiries:
-			// Dated by its arrival: one read after a later attempt (it
-			// came during the attempt) tells an expiry no later than the
-			// attempt found, but for its delivery's delay: at worst an
-			// early look.
-			t.Reset(min(ttl.Jitter(time.Until(at)), time.Until(limit)))
-		case <-t.C:
-			return Grant{}, false, true
-		case <-ctx.Done():
-			return Grant{}, false, false
-		}
+	select {
+	case g = <-grants:
+		return g, true, true
+	case <-t.C:
+		return Grant{}, false, true
+	case <-ctx.Done():
+		return Grant{}, false, false
 	}
 }
 

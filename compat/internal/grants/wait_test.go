@@ -195,60 +195,6 @@ func TestWaitBehind(t *testing.T) {
 	})
 }
 
-// With Follow, a notice of the holder's renewal moves the waiter's timer
-// to the expiry it tells: earlier or later than the one its attempt
-// found, within Follow (the head) or Refresh (a waiter behind, told it is
-// the first live one now); without Follow, or without a watcher, notices
-// change nothing.
-func TestWaitFollowsRenewals(t *testing.T) {
-	told := func(us int) func(q *fakeQueue) {
-		return func(q *fakeQueue) { q.board.Deliver(fmt.Sprintf("me expiry %d", us)) }
-	}
-	waiting := func(wait, refresh, follow time.Duration) answer {
-		return answer{o: Outcome{Wait: wait, Refresh: refresh, Follow: follow}}
-	}
-	for _, tc := range []struct {
-		name   string
-		first  answer
-		notice int // µs
-		wakes  bool
-	}{
-		{"an earlier expiry told", waiting(time.Hour, 0, time.Hour), 1000, true},
-		{"within Follow", waiting(time.Hour, 0, time.Millisecond), 3_600_000_000, true},
-		{"behind, told it is first", waiting(time.Hour, time.Hour, time.Hour), 1000, true},
-		{"a later expiry told", waiting(time.Millisecond, 0, time.Hour), 3_600_000_000, false},
-		{"no Follow", waiting(time.Millisecond, 0, 0), 3_600_000_000, true},
-		{"no Follow, an earlier expiry told", waiting(time.Hour, 0, 0), 1000, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			if !tc.wakes {
-				// Nothing but the context's end wakes it.
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				defer cancel()
-			}
-			q := &fakeQueue{board: confirmedBoard(), answers: []answer{tc.first, acquired(3)},
-				after: map[int]func(*fakeQueue){1: told(tc.notice)}}
-			_, err := Wait(ctx, q, true, time.Hour, nil)
-			if !tc.wakes {
-				require.ErrorIs(t, err, recipes.ErrNotAcquired)
-				assert.Len(t, q.attempts, 1, "no attempt before the expiry told")
-				return
-			}
-			require.NoError(t, err)
-			require.Len(t, q.attempts, 2)
-			assert.Equal(t, taken{3, q.attempts[1]}, *q.held)
-		})
-	}
-	t.Run("no watcher", func(t *testing.T) {
-		q := &fakeQueue{answers: []answer{waiting(time.Millisecond, 0, time.Hour), acquired(3)}}
-		_, err := Wait(testCtx(t), q, true, time.Hour, nil)
-		require.NoError(t, err)
-		assert.Len(t, q.attempts, 2, "at the holder's expiry, as without Follow")
-	})
-}
-
 // A board whose subscription is not confirmed yet may have missed a
 // grant: once it is, the waiter looks again at once, rather than wait for
 // its timer (here an hour).
