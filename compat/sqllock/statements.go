@@ -19,7 +19,11 @@ type statements struct {
 	call string
 	// MySQL: the row is created once, then taken by an UPDATE.
 	create, take, remaining, release string
-	// Both.
+	// Both. PostgreSQL's renewal sends no NOTIFY (to tell the queue's
+	// head the new expiry, say): a NOTIFY has every session of the
+	// database that LISTENs, on any channel, read the queue in a
+	// transaction of its own, one per listening Client per renewal
+	// (docs/benchmarks-sql.md, issue 34, third pass).
 	renew string
 }
 
