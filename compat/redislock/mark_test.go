@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/redislock"
 	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
@@ -36,7 +37,7 @@ func TestWaiterBehindAFastHolder(t *testing.T) {
 	waiter := acquireAsync(func() (recipes.Lease, error) {
 		return newLock(t, client(t, r.Addr()), "behind-fast").Acquire(ctx)
 	})
-	require.Eventually(t, func() bool { n, _ := admin.LLen(ctx, "{behind-fast}:queue").Result(); return n == 1 }, waitLimit, 5*time.Millisecond)
+	queuedListening(t, admin, "behind-fast", 1)
 	require.NoError(t, holder.Release(ctx))
 	v, err = admin.Get(ctx, "{behind-fast}").Result()
 	require.NoError(t, err)
@@ -47,6 +48,35 @@ func TestWaiterBehindAFastHolder(t *testing.T) {
 	require.NoError(t, next.err)
 	require.NoError(t, next.lease.Release(ctx))
 	require.Empty(t, leftovers(t, admin, "behind-fast"))
+}
+
+// A handoff marks the lock it grants, for the waiters still queued behind
+// the new holder: its release hands the lock on to the next of them, not
+// leaving it free while they sleep on their timers.
+func TestHandoffMarksTheLock(t *testing.T) {
+	r := harness.StartRedis(t)
+	admin := rdb(t, r.Addr())
+	ctx := ctxT(t)
+	holder, err := newLock(t, client(t, r.Addr()), "handoff-mark").Acquire(ctx)
+	require.NoError(t, err)
+	var waiters []<-chan acquired
+	for i := range 2 {
+		waiters = append(waiters, acquireAsync(func() (recipes.Lease, error) {
+			return newLock(t, client(t, r.Addr()), "handoff-mark").Acquire(ctx)
+		}))
+		queuedListening(t, admin, "handoff-mark", int64(i+1))
+	}
+	require.NoError(t, holder.Release(ctx))
+	first := <-waiters[0]
+	require.NoError(t, first.err)
+	require.NoError(t, first.lease.Release(ctx))
+	v, err := admin.Get(ctx, "{handoff-mark}").Result()
+	require.NoError(t, err)
+	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
+	second := <-waiters[1]
+	require.NoError(t, second.err)
+	require.NoError(t, second.lease.Release(ctx))
+	require.Empty(t, leftovers(t, admin, "handoff-mark"))
 }
 
 // A waiter that queues for a released lock in the server's quiet period
@@ -82,4 +112,68 @@ func TestQuietWaiterMarksAReleasedLock(t *testing.T) {
 	giveUp()
 	require.ErrorIs(t, (<-waiter).err, recipes.ErrNotAcquired)
 	require.Empty(t, leftovers(t, admin, "quiet-mark"))
+}
+
+// queuedListening waits until lock name's queue holds n waiters, and the
+// last one's client listens on the channel its entry names: a release
+// hands the lock only to a waiter whose subscription the server counts
+// (one confirmed later looks again, on its own).
+func queuedListening(t *testing.T, admin *redis.Client, name string, n int64) {
+	t.Helper()
+	ctx := ctxT(t)
+	queue := "{" + name + "}:queue"
+	require.Eventually(t, func() bool { got, _ := admin.LLen(ctx, queue).Result(); return got == n }, waitLimit, 5*time.Millisecond)
+	entry, err := admin.LIndex(ctx, queue, -1).Result()
+	require.NoError(t, err)
+	fields := strings.Fields(entry)
+	channel := fields[len(fields)-1]
+	require.Eventually(t, func() bool {
+		n, _ := admin.PubSubNumSub(ctx, channel).Result()
+		return n[channel] > 0
+	}, waitLimit, 5*time.Millisecond)
+}
+
+// A holder whose server restarted without its data takes its key back
+// with its renewal (the server is quiet: nobody else can have been
+// granted the lock). A waiter may have queued while the key was gone (no
+// value to mark then), so the take-back marks the value, and the
+// holder's release hands the lock to the waiter: unmarked, it would skip
+// the queue and leave the lock free, the waiter asleep on its timer.
+func TestTakeBackMarksTheLock(t *testing.T) {
+	r := harness.StartRedis(t)
+	admin := rdb(t, r.Addr())
+	ctx := ctxT(t)
+	// A first use with a TTL of a second: the server is quiet for that
+	// second only, not for the holder's TTL.
+	primer, err := newLock(t, client(t, r.Addr()), "take-back", redislock.WithTTL(time.Second)).Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, primer.Release(ctx))
+	p := harness.NewProxy(t, r.Addr())
+	holder, err := newLock(t, client(t, p.Addr()), "take-back", redislock.WithTTL(15*time.Second)).Acquire(ctx)
+	require.NoError(t, err)
+
+	p.Cut(t) // the holder's renewals wait until the waiter queued
+	r.Stop(t)
+	r.Start(t)
+	waiter := acquireAsync(func() (recipes.Lease, error) {
+		return newLock(t, client(t, r.Addr()), "take-back", redislock.WithTTL(10*time.Minute)).Acquire(ctx)
+	})
+	queuedListening(t, admin, "take-back", 1)
+	n, err := admin.Exists(ctx, "{take-back}").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "the lock's key came back before the waiter queued")
+	p.Restore(t)
+	require.Eventually(t, func() bool {
+		v, err := admin.Get(ctx, "{take-back}").Result()
+		return err == nil && !strings.HasPrefix(v, "- ")
+	}, waitLimit, 10*time.Millisecond, "the holder's renewal never took its key back")
+	require.NoError(t, holder.Err())
+	require.NoError(t, holder.Release(ctx))
+	v, err := admin.Get(ctx, "{take-back}").Result()
+	require.NoError(t, err)
+	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
+	next := <-waiter
+	require.NoError(t, next.err)
+	require.NoError(t, next.lease.Release(ctx))
+	require.Empty(t, leftovers(t, admin, "take-back"))
 }
