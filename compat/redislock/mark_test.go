@@ -38,16 +38,26 @@ func TestWaiterBehindAFastHolder(t *testing.T) {
 		return newLock(t, client(t, r.Addr()), "behind-fast").Acquire(ctx)
 	})
 	queuedListening(t, admin, "behind-fast", 1)
-	require.NoError(t, holder.Release(ctx))
-	v, err = admin.Get(ctx, "{behind-fast}").Result()
-	require.NoError(t, err)
-	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
+	next := handedOn(t, admin, "behind-fast", holder, waiter)
 	_, err = newLock(t, client(t, r.Addr()), "behind-fast").TryAcquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrLocked, "a newcomer jumped the queue")
-	next := <-waiter
-	require.NoError(t, next.err)
-	require.NoError(t, next.lease.Release(ctx))
+	require.NoError(t, next.Release(ctx))
 	require.Empty(t, leftovers(t, admin, "behind-fast"))
+}
+
+// handedOn releases holder's lease of lock name, checks that the release
+// handed the lock on (the key is not left free: a waiter is queued), and
+// returns the next holder's lease, from next.
+func handedOn(t *testing.T, admin *redis.Client, name string, holder recipes.Lease, next <-chan acquired) recipes.Lease {
+	t.Helper()
+	ctx := ctxT(t)
+	require.NoError(t, holder.Release(ctx))
+	v, err := admin.Get(ctx, "{"+name+"}").Result()
+	require.NoError(t, err)
+	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
+	got := <-next
+	require.NoError(t, got.err)
+	return got.lease
 }
 
 // A handoff marks the lock it grants, for the waiters still queued behind
@@ -66,16 +76,9 @@ func TestHandoffMarksTheLock(t *testing.T) {
 		}))
 		queuedListening(t, admin, "handoff-mark", int64(i+1))
 	}
-	require.NoError(t, holder.Release(ctx))
-	first := <-waiters[0]
-	require.NoError(t, first.err)
-	require.NoError(t, first.lease.Release(ctx))
-	v, err := admin.Get(ctx, "{handoff-mark}").Result()
-	require.NoError(t, err)
-	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
-	second := <-waiters[1]
-	require.NoError(t, second.err)
-	require.NoError(t, second.lease.Release(ctx))
+	first := handedOn(t, admin, "handoff-mark", holder, waiters[0])
+	second := handedOn(t, admin, "handoff-mark", first, waiters[1])
+	require.NoError(t, second.Release(ctx))
 	require.Empty(t, leftovers(t, admin, "handoff-mark"))
 }
 
@@ -168,12 +171,7 @@ func TestTakeBackMarksTheLock(t *testing.T) {
 		return err == nil && !strings.HasPrefix(v, "- ")
 	}, waitLimit, 10*time.Millisecond, "the holder's renewal never took its key back")
 	require.NoError(t, holder.Err())
-	require.NoError(t, holder.Release(ctx))
-	v, err := admin.Get(ctx, "{take-back}").Result()
-	require.NoError(t, err)
-	require.False(t, strings.HasPrefix(v, "- "), "the release left the lock free (%q) with a waiter queued", v)
-	next := <-waiter
-	require.NoError(t, next.err)
-	require.NoError(t, next.lease.Release(ctx))
+	next := handedOn(t, admin, "take-back", holder, waiter)
+	require.NoError(t, next.Release(ctx))
 	require.Empty(t, leftovers(t, admin, "take-back"))
 }
