@@ -16,7 +16,9 @@
 // keeps the lock's key, for a day, as "-", the last token, the server's
 // run id and a witness of its run (LASTSAVE): the next acquisition reads
 // there that nobody waits and that the server forgot nothing since, and
-// takes the lock with four commands (docs/benchmarks-compat.md).
+// takes the lock with four commands. The holder's value carries a mark
+// once a waiter may have queued behind it; the release of an unmarked
+// one does not look at the queue: two commands (docs/benchmarks-compat.md).
 //
 // Tokens strictly increase across the holders of one lock, also across a
 // restart without persistence, a failover to a lagging replica or an

@@ -275,7 +275,9 @@ func TestHandoffTokenAboveAStaleValue(t *testing.T) {
 	v, err := admin.Get(ctx, "{stale-value}").Result()
 	require.NoError(t, err)
 	id, _, _ := strings.Cut(v, " ")
-	require.NoError(t, admin.Set(ctx, "{stale-value}", id+" 5", redis.KeepTTL).Err()) // the value an older copy had
+	// The value an older copy had (with the waiter mark: a copy holds the
+	// queue's entry only with the mark its enqueue wrote).
+	require.NoError(t, admin.Set(ctx, "{stale-value}", id+" 5 w", redis.KeepTTL).Err())
 	require.NoError(t, holder.Release(ctx))
 	next := <-waiter
 	require.NoError(t, next.err)

@@ -194,6 +194,11 @@ type Lock struct {
 
 	acks       int // replicas that must acknowledge its writes (WithReplicaAck)
 	ackTimeout time.Duration
+
+	// The acquire script's arguments that are the lock's own (its TTL and
+	// its queue entries' in ms, publish, channel), boxed once: each
+	// element of a request's []any made anew is an allocation.
+	ttlArg, waitArg, publishArg, channelArg any
 }
 
 var _ recipes.Locker = (*Lock)(nil)
@@ -264,6 +269,7 @@ func New(c *Client, name string, opts ...Option) (*Lock, error) {
 		renewKeys: []string{key, key + ":quiet"},
 	}
 	l.channel, l.publish = c.channel(c.prefix, name)
+	l.ttlArg, l.waitArg, l.publishArg, l.channelArg = l.ttl.Milliseconds(), l.waitTTL().Milliseconds(), l.publish, l.channel
 	l.terms = ttl.NewTerms(o.ttl, o.ttl-recipes.DriftMargin(o.ttl), l.String())
 	return l, nil
 }
@@ -332,12 +338,12 @@ func (l *Lock) attempt(ctx context.Context, id string, queue bool, entry string,
 			return outcome{}, l.fail(err)
 		}
 	}
-	q := "0"
+	var q any = "0" // a constant: boxed with no allocation
 	if queue {
 		q = "1"
 	}
-	reply, err := l.run(ctx, acquireScript, l.keys, id, l.ttl.Milliseconds(), q, l.waitTTL().Milliseconds(),
-		l.publish, l.channel, grants.Stamp(sent), entry)
+	reply, err := l.run(ctx, acquireScript, l.keys, id, l.ttlArg, q, l.waitArg,
+		l.publishArg, l.channelArg, grants.Stamp(sent), entry)
 	if err != nil && !errors.Is(err, errTooFewAcks) {
 		return outcome{}, l.fail(err)
 	}

@@ -10,7 +10,8 @@ import (
 // run id of the server where its line of holders began and that line's
 // witness (redisguard: the same run, told without INFO; 0 when none);
 // once released, "-", the last token, the run id and the witness, for a
-// day), KEYS[2] the fencing counter as of the last grant of a lock that
+// day; either ends with the waiter mark, below, when waiters may be
+// queued), KEYS[2] the fencing counter as of the last grant of a lock that
 // was not released in this run of the server (a new lock, a holder gone,
 // a restart), KEYS[3] the queue of waiters (a list, in arrival order; each
 // element is a waiter's entry: its id, TTL, stamp, and how to tell it of
@@ -27,29 +28,53 @@ import (
 // given to.
 //
 // A contended acquisition costs ten commands inside the scripts, none of
-// them slow: four to queue (GET, LPOS, RPUSH, PEXPIRE; PTTL too for the
-// first in the queue; the LPOS keeps a resent request from queuing its
-// waiter twice) and six to hand the lock over at the release (GET, LPOP,
-// TIME, PUBSUB NUMSUB, SET, PUBLISH). The token travels in the lock's
-// value from holder to holder, one above the last and not below the
-// server's clock.
+// them slow: four to queue (GET, LPOS, RPUSH, PEXPIRE; PTTL, and a SET
+// that marks the lock's value, too for the first in the queue; the LPOS
+// keeps a resent request from queuing its waiter twice) and six to hand
+// the lock over at the release (GET, LPOP, TIME, PUBSUB NUMSUB, SET,
+// PUBLISH). The token travels in the lock's value from holder to holder,
+// one above the last and not below the server's clock.
 //
-// An uncontended acquisition and release cost seven: GET, LASTSAVE, TIME,
-// SET to take a lock released in this run of the server, and GET, LPOP,
-// SET to release it. Both run first in their scripts, before the
-// functions of the other paths are even defined. The released lock's
-// value is the fence (its last token) and the proof that nobody waits: a
-// release leaves it only when its handoff emptied the queue, and nobody
-// queues for a lock in that state (it is taken at once); and that the
-// server has not forgotten a holder since: its witness equals LASTSAVE
-// (a value restored from a snapshot carries an earlier run's witness,
-// which never does), and LASTSAVE is a TTL old (a value replicated from
-// another master may carry a witness equal to a young replica's
-// LASTSAVE: see fastAcquire). Any other state (no key: a new lock, a
+// An uncontended acquisition and release cost six: GET, LASTSAVE, TIME,
+// SET to take a lock released in this run of the server, and GET, SET to
+// release it. Both run first in their scripts, before the functions of
+// the other paths are even defined. The released lock's value is the
+// fence (its last token) and the proof that nobody waits (it carries no
+// waiter mark, below; a lock in that state is taken at once, nobody
+// queues for it but in the server's quiet period, which marks it); and
+// that the server has not forgotten a holder since: its witness equals
+// LASTSAVE (a value restored from a snapshot carries an earlier run's
+// witness, which never does), and LASTSAVE is a TTL old (a value
+// replicated from another master may carry a witness equal to a young
+// replica's LASTSAVE: see fastAcquire). Any other state (no key: a new lock, a
 // holder gone, a restart without data; another run's value, a save
 // since, or less than a TTL since the last save) takes the full path:
 // the quiet period's marker (with INFO, for the run id and the uptime),
 // the counter, the queue.
+//
+// The waiter mark. A lock's value (a holder's, or a released one) that
+// ends with " w" says that waiters may be queued; the release of an
+// unmarked holder skips the queue (no LPOP), and the fast acquisition
+// takes only an unmarked released value. So every write of KEYS[1] keeps
+// one invariant:
+//
+//	the queue is not empty  =>  the lock has no value, or a marked one.
+//
+// The writes, each checked against it: the fast acquisition (an unmarked
+// released value: the queue is empty) and free (its handoff emptied the
+// queue) write unmarked values; so do the full path's grant when its
+// handoff found nobody, and the release of an unmarked holder or of a
+// marked one whose LPOP found nobody. Every handoff's grant marks (the
+// queue may still hold waiters behind the new holder: knowing would cost
+// an LLEN per handoff); the enqueue that makes the queue non-empty
+// (RPUSH answers 1) marks the value it finds (SET ... KEEPTTL; a holder's,
+// or a released one in the quiet period), and one that finds the queue
+// non-empty finds the value marked already; a renewal's take-back marks
+// (waiters may have queued while its key was gone). A mark may outlive
+// the waiters (given up, expired): it costs an LPOP, not safety. A
+// replica, a snapshot and an append-only file hold a prefix of the
+// master's writes, each script's writes whole, so the invariant holds on
+// each of them too.
 
 // prelude is shared by the scripts that may grant the lock.
 const prelude = redisguard.Lua + `
@@ -69,9 +94,10 @@ end
 -- holder splits the lock's value: the holder's id ("-" once released),
 -- its token, the run id of the server where its line of holders began
 -- ('' when unknown) and the line's witness ('0' when none, as in a value
--- of a release before witnesses).
+-- of a release before witnesses); a waiter mark (' w') is dropped.
 local function holder(v)
   if not v then return nil, 0, '', '0' end
+  if string.sub(v, -2) == ' w' then v = string.sub(v, 1, -3) end
   local id, tok, run, wit = string.match(v, '^(%S+) (%d+) (%w*) (%d+)$')
   if not id then
     id, tok, run = string.match(v, '^(%S+) (%d+) ?(%w*)$')
@@ -82,7 +108,7 @@ end
 
 -- free marks the lock released by a holder whose line began in run, with
 -- witness wit, and last token tok: for a day, as the counter. Nobody
--- waits for it.
+-- waits for it (the queue is empty: no waiter mark).
 local function free(tok, run, wit)
   redis.call('SET', L, string.format('- %d %s %s', tok, run, wit), 'PX', 86400000)
 end
@@ -106,8 +132,9 @@ end
 -- (mine false), an entry of me is dropped: a duplicate, from a request of
 -- its wait that Redis ran twice (a client's retry after a lost reply).
 -- The new holder's value carries run, the run id its line began in, and
--- the line's witness wit. first, when set, is the queue's first entry,
--- already popped.
+-- the line's witness wit, and the waiter mark (waiters may be queued
+-- behind it). first, when set, is the queue's first entry, already
+-- popped.
 local function handoff(me, last, mine, run, wit, first)
   local tok
   while true do
@@ -123,7 +150,7 @@ local function handoff(me, last, mine, run, wit, first)
       -- receives what is published here without being counted, and must
       -- never see a grant the lock does not back.
       if id == me or listens(pub, channel) then
-        redis.call('SET', L, string.format('%s %d %s %s', id, tok, run, wit), 'PX', ttl)
+        redis.call('SET', L, string.format('%s %d %s %s w', id, tok, run, wit), 'PX', ttl)
         if id ~= me then redis.call(pub, channel, string.format('%s %d %s', id, tok, stamp)) end
         return id, tok
       end
@@ -162,6 +189,8 @@ end
 const fastAcquire = `
 local v0 = redis.call('GET', KEYS[1])
 if v0 and ARGV[8] == '' then
+  -- An unmarked released value: nobody waits (a marked one does not
+  -- match), and the holder it makes is unmarked.
   local tok, run, wit = string.match(v0, '^%- (%d+) (%w*) (%d+)$')
   local last = wit and wit ~= '0' and redis.pcall('LASTSAVE')
   if last and tonumber(wit) == last then
@@ -192,7 +221,10 @@ end
 var acquireScript = redis.NewScript(fastAcquire + prelude + `
 local me, ttl = ARGV[1], ARGV[2]
 local id, tok, run, wit = holder(v0)
-local function enqueue()
+-- enqueue queues the caller; when its entry makes the queue non-empty it
+-- marks v, the lock's value as it stands (nil: none, or marked already),
+-- as the waiter mark's invariant asks.
+local function enqueue(v)
   if ARGV[3] ~= '1' then return '', false end
   local entry = string.format('%s %s %s %s %s', me, ttl, ARGV[7], ARGV[5], ARGV[6])
   -- This very request may have run already: go-redis sends a command
@@ -212,6 +244,9 @@ local function enqueue()
     redis.call('LSET', Q, place, entry)
   else
     first = redis.call('RPUSH', Q, entry) == 1
+    if first and v and string.sub(v, -2) ~= ' w' then
+      redis.call('SET', L, v .. ' w', 'KEEPTTL')
+    end
   end
   redis.call('PEXPIRE', Q, ARGV[4])
   return entry, first
@@ -223,7 +258,7 @@ if not id or id == '-' then
   local now = nowus()
   local q, cur = quietms(M, ttl, math.floor(now / 1000))
   if q > 0 then
-    local entry = enqueue()
+    local entry = enqueue(v0)
     return {2, q, entry}
   end
   -- A grant of a free lock: its token is above the counter's and the
@@ -241,6 +276,7 @@ if not id or id == '-' then
     forget(me, ARGV[8])
     return {1, tok}
   end
+  v0 = nil -- handed to another waiter, marked
 end
 if id == me then
   -- Handed to the caller (or taken by an earlier try of this request whose
@@ -253,7 +289,7 @@ end
 -- holder's remaining TTL (a crashed holder's lock goes to it when the key
 -- expires); those behind it are handed the lock by a release, and wait a
 -- TTL at most before they look again (0: the lock's TTL).
-local entry, first = enqueue()
+local entry, first = enqueue(v0)
 local wait = 0
 if first then wait = redis.call('PTTL', L) end
 return {0, wait, entry}
@@ -265,9 +301,13 @@ var releaseScript = redis.NewScript(`
 local me = ARGV[1]
 local v0 = redis.call('GET', KEYS[1])
 if not v0 or string.sub(v0, 1, #me + 1) ~= me .. ' ' then return 0 end
-local first = redis.call('LPOP', KEYS[3])
+-- Unmarked, nobody can be queued (the waiter mark's invariant).
+local marked = string.sub(v0, -2) == ' w'
+local first = marked and redis.call('LPOP', KEYS[3])
 if not first then
-  -- Nobody waits: released, with the holder's token, run id and witness.
+  -- Nobody waits: released, with the holder's token, run id and witness,
+  -- unmarked.
+  if marked then v0 = string.sub(v0, 1, -3) end
   redis.call('SET', KEYS[1], '-' .. string.sub(v0, #me + 1), 'PX', 86400000)
   return 1
 end
@@ -306,7 +346,8 @@ local t = redis.call('TIME')
 local q, run = quietms(KEYS[2], ARGV[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 -- Released in this run: by its holder, not forgotten.
 if q == 0 or released == run then return 0 end
-redis.call('SET', KEYS[1], string.format('%s %s %s %d', ARGV[1], ARGV[3], run, witness(tonumber(t[1]))), 'PX', ARGV[2])
+-- Marked: waiters may have queued while the key was gone.
+redis.call('SET', KEYS[1], string.format('%s %s %s %d w', ARGV[1], ARGV[3], run, witness(tonumber(t[1]))), 'PX', ARGV[2])
 return 1
 `)
 
