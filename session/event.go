@@ -78,15 +78,24 @@ func (c *Client) watchOf(ctx context.Context, zch <-chan zk.Event) <-chan Event 
 		return nil
 	}
 	out := make(chan Event, 1)
+	c.watches.carried.Add(1)
 	go func() {
-		defer close(out)
+		var (
+			ev  Event
+			got bool
+		)
 		select {
-		case ev, ok := <-zch:
+		case zev, ok := <-zch:
 			if ok {
-				out <- c.eventOf(ev)
+				ev, got = c.eventOf(zev), true
 			}
 		case <-ctx.Done():
 		}
+		c.watches.carried.Add(-1) // before the reader can tell it ended
+		if got {
+			out <- ev
+		}
+		close(out)
 	}()
 	return out
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -86,6 +87,23 @@ type watchTable struct {
 	mu      sync.Mutex
 	pending map[watchKey]*pendingRead
 	armed   map[watchKey][]*armedWatch
+	carried atomic.Int64 // the watches carried by watchOf's goroutine
+}
+
+// Watches is how many watches set with GetW, ChildrenW and ExistsW have
+// neither fired nor been given up (their ctx ended): each holds a channel
+// in the client until its node changes, its session expires or its
+// connection is closed. A count that grows without bound is a watch set
+// again and again on a node that does not change.
+func (c *Client) Watches() int {
+	t := &c.watches
+	t.mu.Lock()
+	n := 0
+	for _, list := range t.armed {
+		n += len(list)
+	}
+	t.mu.Unlock()
+	return n + int(t.carried.Load())
 }
 
 // readWatched sends read, a request that leaves a watch on full (a path

@@ -55,6 +55,7 @@ func tableEmpty(t *testing.T, c *Client) {
 	defer c.watches.mu.Unlock()
 	assert.Empty(t, c.watches.pending, "reads left pending")
 	assert.Empty(t, c.watches.armed, "watches left armed")
+	assert.Zero(t, c.watches.carried.Load(), "watches left carried")
 }
 
 func tableClient() (*Client, *zk.Conn) {

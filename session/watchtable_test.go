@@ -47,6 +47,7 @@ func TestWatchAcrossReconnection(t *testing.T) {
 	require.NoError(t, err)
 	_, _, quiet, err := c.GetW(ctx, "/b")
 	require.NoError(t, err)
+	assert.Equal(t, 3, c.Watches())
 
 	p.Cut(t)
 	expect(t, states, session.Suspended)
@@ -61,6 +62,7 @@ func TestWatchAcrossReconnection(t *testing.T) {
 	_, err = other.Set(ctx, "/b", []byte("x"), -1)
 	require.NoError(t, err)
 	assert.Equal(t, session.Event{Type: session.EventNodeDataChanged, Path: "/b"}, watchEvent(t, quiet, "untouched watch"))
+	assert.Equal(t, 0, c.Watches(), "every watch fired")
 }
 
 // When the session expires, every watch it held ends with
@@ -87,4 +89,5 @@ func TestWatchEndsWithSession(t *testing.T) {
 		assert.Equal(t, session.EventNotWatching, e.Type, what)
 		assert.Error(t, e.Err, "%s: NotWatching says why", what)
 	}
+	assert.Equal(t, 0, c.Watches(), "every watch ended")
 }
