@@ -85,7 +85,7 @@ type armedWatch struct {
 // zero value is ready.
 type watchTable struct {
 	mu      sync.Mutex
-	pending map[watchKey]*pendingRead
+	pending map[watchKey]pendingRead
 	armed   map[watchKey][]*armedWatch
 	carried atomic.Int64 // the watches carried by watchOf's goroutine
 }
@@ -122,15 +122,12 @@ func (t *watchTable) pend(k watchKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending == nil {
-		t.pending = make(map[watchKey]*pendingRead)
+		t.pending = make(map[watchKey]pendingRead)
 		t.armed = make(map[watchKey][]*armedWatch)
 	}
 	p := t.pending[k]
-	if p == nil {
-		p = new(pendingRead)
-		t.pending[k] = p
-	}
 	p.n++
+	t.pending[k] = p
 }
 
 // arm ends the read of k that pend noted, whose reply left go-zookeeper's
@@ -143,6 +140,8 @@ func (c *Client) arm(ctx context.Context, k watchKey, zch <-chan zk.Event, kind 
 	seen := p.seen
 	if p.n--; p.n == 0 {
 		delete(t.pending, k)
+	} else {
+		t.pending[k] = p
 	}
 	if zch == nil {
 		t.mu.Unlock()
@@ -189,8 +188,9 @@ func (c *Client) fire(conn *zk.Conn, ev zk.Event) {
 	k := watchKey{conn, ev.Path}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if p := t.pending[k]; p != nil {
+	if p, ok := t.pending[k]; ok {
 		p.seen = true
+		t.pending[k] = p
 	}
 	if len(t.armed[k]) == 0 {
 		return
