@@ -78,6 +78,22 @@ func handoffFloor(a, w *zk.Conn, n int) (time.Duration, error) {
 	return lockbench.Median(took), nil
 }
 
+// steadyGaps is the mean time from one holder's start to the next one's
+// (gaps, in the order they came) once every one of sessions has queued and
+// before the queue drains: the first and last sessions gaps are left out.
+// 0 when nothing is left.
+func steadyGaps(gaps []time.Duration, sessions int) float64 {
+	if len(gaps) <= 2*sessions {
+		return 0
+	}
+	var sum time.Duration
+	mid := gaps[sessions : len(gaps)-sessions]
+	for _, g := range mid {
+		sum += g
+	}
+	return sum.Seconds() / float64(len(mid))
+}
+
 // BenchmarkSideBySide runs the comparison with -benchtime=Nx for N
 // alternating rounds: per network, uncontended (one session) and 16
 // sessions on one lock.
@@ -116,6 +132,10 @@ func BenchmarkSideBySide(b *testing.B) {
 			// the handoff floor just before it.
 			perFloor := make([][]float64, len(names))
 			gapPerFloor := make([][]float64, len(names)) // one holder's start to the next one's, in floors
+			// A round's time includes its start, every session queueing at
+			// once, and its end, the queue draining: steadyPerAcq is the
+			// round without them (steadyGaps).
+			steadyPerAcq := make([][]float64, len(names))
 			var floors []time.Duration
 			lockbench.SideBySide(b, names, func(i int) (int, error) {
 				floor, err := handoffFloor(fa, fw, 15)
@@ -134,11 +154,27 @@ func BenchmarkSideBySide(b *testing.B) {
 					for _, g := range res.Gaps {
 						gapPerFloor[i] = append(gapPerFloor[i], g.Seconds()/floor.Seconds())
 					}
+					steadyPerAcq[i] = append(steadyPerAcq[i], steadyGaps(res.Gaps, sessions))
 				}
 				perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
 				return acqPerRound, nil
 			})
 			b.ReportMetric(float64(lockbench.Median(floors).Microseconds()), "handoff-floor-µs")
+			steady := make([]float64, len(names))
+			for i := range names {
+				steady[i] = lockbench.Median(steadyPerAcq[i])
+			}
+			for i, name := range names {
+				// The rounds' steady state, as BenchmarkContended measures
+				// it (one implementation alone, thousands of acquisitions).
+				if steady[i] == 0 {
+					continue // Curator: timed in its JVM, whole rounds only
+				}
+				b.ReportMetric(steady[i]*1e6, "steady-"+name+"-µs/acq")
+				if i > 0 {
+					b.ReportMetric(steady[i]/steady[0], "steady-"+name+"/"+names[0])
+				}
+			}
 			for i, name := range names {
 				// Acquisitions per handoff floor: 1 is the physical limit
 				// of a lock (one delete, one notification per handoff).

@@ -35,6 +35,7 @@ type Client struct {
 	lostTimer *time.Timer         // Lost after a whole session timeout in Suspended
 	states    fanout[StateChange] // Subscribe
 	notes     fanout[Event]       // Notifications
+	watches   watchTable          // the watches of GetW, ChildrenW and ExistsW (watchtable.go)
 	closed    bool
 	done      chan struct{}
 	wg        sync.WaitGroup // background work: dialing, closing old connections, the watchdog

@@ -56,16 +56,17 @@ func (c *Client) dial(gen uint64) {
 
 // newConn starts a zk.Conn (it connects in the background) whose session
 // events feed the state machine while gen is current, and whose node
-// events feed Notifications.
+// events feed Notifications and the watch table.
 func (c *Client) newConn(gen uint64) (*zk.Conn, error) {
 	ready := make(chan struct{})
 	var conn *zk.Conn
 	cb := func(ev zk.Event) {
+		<-ready // conn is set
 		if ev.Type != zk.EventSession {
 			c.notify(ev)
+			c.fire(conn, ev)
 			return
 		}
-		<-ready // conn is set
 		c.onSessionEvent(gen, conn, ev.State)
 	}
 	next := new(nextTarget) // the host provider's pick, for the dialer

@@ -64,28 +64,38 @@ var eventTypes = map[zk.EventType]EventType{
 	zk.EventNotWatching:         EventNotWatching,
 }
 
-// watchOf turns a go-zookeeper watch channel into one of Events. go-zookeeper
-// creates the channel itself, so the event is carried over by a goroutine
-// that lives until the watch fires, its connection is closed (go-zookeeper
-// then ends every watch with EventNotWatching), or ctx ends: then the
-// channel is closed without an event, and a watch the caller gave up on
-// pins no goroutine (go-zookeeper keeps only its own channel, until the
-// node changes or the connection goes). A nil channel (no watch was left)
-// stays nil.
+// watchOf turns a go-zookeeper watch channel into one of Events, for a
+// watch the watch table cannot arm (an event of its path came while it was
+// read: watchtable.go). go-zookeeper creates the channel itself, so the
+// event is carried over by a goroutine that lives until the watch fires,
+// its connection is closed (go-zookeeper then ends every watch with
+// EventNotWatching), or ctx ends: then the channel is closed without an
+// event, and a watch the caller gave up on pins no goroutine (go-zookeeper
+// keeps only its own channel, until the node changes or the connection
+// goes). A nil channel (no watch was left) stays nil.
 func (c *Client) watchOf(ctx context.Context, zch <-chan zk.Event) <-chan Event {
 	if zch == nil {
 		return nil
 	}
 	out := make(chan Event, 1)
+	c.watches.carried.Add(1)
 	go func() {
-		defer close(out)
+		var (
+			ev  Event
+			got bool
+		)
 		select {
-		case ev, ok := <-zch:
+		case zev, ok := <-zch:
 			if ok {
-				out <- c.eventOf(ev)
+				ev, got = c.eventOf(zev), true
 			}
 		case <-ctx.Done():
 		}
+		c.watches.carried.Add(-1) // before the reader can tell it ended
+		if got {
+			out <- ev
+		}
+		close(out)
 	}()
 	return out
 }

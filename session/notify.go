@@ -6,9 +6,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// A watch set with GetW, ChildrenW or ExistsW costs a goroutine until it
-// fires: it carries go-zookeeper's event over to the watch's own channel.
-// A cache of thousands of nodes cannot pay that per node. go-zookeeper
+// A watch set with GetW, ChildrenW or ExistsW costs a channel and an entry
+// in the watch table until it fires (a goroutine, when its path changed
+// while it was read), and a context.AfterFunc while its ctx can end.
+// A cache of thousands of nodes need not pay that per node. go-zookeeper
 // also hands every notification the server sends to the client's event
 // callback, from its receive loop, in the server's order: Notifications
 // is that stream, and GetWatch, ChildrenWatch and ExistsWatch set a watch
@@ -46,7 +47,7 @@ func (c *Client) notify(ev zk.Event) { c.notes.push(c.eventOf(ev)) }
 // on Notifications only (EventNodeDataChanged or EventNodeDeleted). When
 // the node does not exist it returns ErrNoNode and leaves no watch.
 func (c *Client) GetWatch(ctx context.Context, path string) ([]byte, *Stat, error) {
-	data, st, _, err := c.get(ctx, path, true)
+	data, st, _, err := c.get(ctx, path, watchNotes)
 	return data, st, err
 }
 
@@ -54,7 +55,7 @@ func (c *Client) GetWatch(ctx context.Context, path string) ([]byte, *Stat, erro
 // whose event comes on Notifications only (EventNodeChildrenChanged, or
 // EventNodeDeleted when path goes).
 func (c *Client) ChildrenWatch(ctx context.Context, path string) ([]string, *Stat, error) {
-	kids, st, _, err := c.children(ctx, path, true)
+	kids, st, _, err := c.children(ctx, path, watchNotes)
 	return kids, st, err
 }
 
@@ -62,6 +63,6 @@ func (c *Client) ChildrenWatch(ctx context.Context, path string) ([]string, *Sta
 // on Notifications only: EventNodeCreated when it did not exist, else
 // EventNodeDataChanged or EventNodeDeleted.
 func (c *Client) ExistsWatch(ctx context.Context, path string) (bool, *Stat, error) {
-	ok, st, _, err := c.exists(ctx, path, true)
+	ok, st, _, err := c.exists(ctx, path, watchNotes)
 	return ok, st, err
 }

@@ -114,7 +114,7 @@ func (c *Client) do(ctx context.Context, retryable bool, fn func(*zk.Conn) error
 type nodeData struct {
 	data []byte
 	st   *zk.Stat
-	ev   <-chan zk.Event
+	ev   <-chan Event
 	ok   bool // exists: the node exists
 }
 
@@ -122,8 +122,17 @@ type nodeData struct {
 type listing struct {
 	kids []string
 	st   *zk.Stat
-	ev   <-chan zk.Event
+	ev   <-chan Event
 }
+
+// watchMode is whether a read leaves a watch, and how its event comes.
+type watchMode uint8
+
+const (
+	noWatch    watchMode = iota
+	watchNotes           // on Notifications only
+	watchChan            // also on a channel of its own (the watch table)
+)
 
 func opError(op, path string, err error) error {
 	if err == nil {
@@ -260,7 +269,7 @@ func (c *Client) makeContainer(conn *zk.Conn, full string) error {
 
 // Get returns the data and Stat of path.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
-	data, st, _, err := c.get(ctx, path, false)
+	data, st, _, err := c.get(ctx, path, noWatch)
 	return data, st, err
 }
 
@@ -270,22 +279,27 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
-	data, st, ev, err := c.get(ctx, path, true)
-	return data, st, c.watchOf(ctx, ev), err
+	return c.get(ctx, path, watchChan)
 }
 
-// get reads path, with a watch when watch is set: go-zookeeper's channel
-// of it (buffered, and closed by go-zookeeper) is returned.
-func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Stat, <-chan zk.Event, error) {
+// get reads path, with a watch as mode says; the watch's channel is
+// returned under watchChan.
+func (c *Client) get(ctx context.Context, path string, mode watchMode) ([]byte, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
 	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
-		if watch {
-			r.data, r.st, r.ev, err = conn.GetW(full)
-		} else {
+		switch mode {
+		case noWatch:
 			r.data, r.st, err = conn.Get(full)
+		case watchNotes:
+			r.data, r.st, _, err = conn.GetW(full)
+		default:
+			r.ev = c.readWatched(ctx, conn, full, func() (zch <-chan zk.Event, _ watchKind) {
+				r.data, r.st, zch, err = conn.GetW(full)
+				return zch, kindData
+			})
 		}
 		return r, err
 	})
@@ -297,7 +311,7 @@ func (c *Client) get(ctx context.Context, path string, watch bool) ([]byte, *Sta
 
 // Children returns the names of path's children (unsorted) and its Stat.
 func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, error) {
-	kids, st, _, err := c.children(ctx, path, false)
+	kids, st, _, err := c.children(ctx, path, noWatch)
 	return kids, st, err
 }
 
@@ -306,20 +320,25 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, *Stat, er
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
-	kids, st, ev, err := c.children(ctx, path, true)
-	return kids, st, c.watchOf(ctx, ev), err
+	return c.children(ctx, path, watchChan)
 }
 
-func (c *Client) children(ctx context.Context, path string, watch bool) ([]string, *Stat, <-chan zk.Event, error) {
+func (c *Client) children(ctx context.Context, path string, mode watchMode) ([]string, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
 	r, err := call(c, ctx, true, func(conn *zk.Conn) (r listing, err error) {
-		if watch {
-			r.kids, r.st, r.ev, err = conn.ChildrenW(full)
-		} else {
+		switch mode {
+		case noWatch:
 			r.kids, r.st, err = conn.Children(full)
+		case watchNotes:
+			r.kids, r.st, _, err = conn.ChildrenW(full)
+		default:
+			r.ev = c.readWatched(ctx, conn, full, func() (zch <-chan zk.Event, _ watchKind) {
+				r.kids, r.st, zch, err = conn.ChildrenW(full)
+				return zch, kindChild
+			})
 		}
 		return r, err
 	})
@@ -331,7 +350,7 @@ func (c *Client) children(ctx context.Context, path string, watch bool) ([]strin
 
 // Exists reports whether path exists, with its Stat when it does.
 func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
-	ok, st, _, err := c.exists(ctx, path, false)
+	ok, st, _, err := c.exists(ctx, path, noWatch)
 	return ok, st, err
 }
 
@@ -341,20 +360,28 @@ func (c *Client) Exists(ctx context.Context, path string) (bool, *Stat, error) {
 // ctx ends (pass a context that lasts as long as you wait on it) or the
 // connection closes.
 func (c *Client) ExistsW(ctx context.Context, path string) (bool, *Stat, <-chan Event, error) {
-	ok, st, ev, err := c.exists(ctx, path, true)
-	return ok, st, c.watchOf(ctx, ev), err
+	return c.exists(ctx, path, watchChan)
 }
 
-func (c *Client) exists(ctx context.Context, path string, watch bool) (bool, *Stat, <-chan zk.Event, error) {
+func (c *Client) exists(ctx context.Context, path string, mode watchMode) (bool, *Stat, <-chan Event, error) {
 	if err := ValidatePath(path); err != nil {
 		return false, nil, nil, err
 	}
 	full := c.cfg.namespace.full(path)
 	r, err := call(c, ctx, true, func(conn *zk.Conn) (r nodeData, err error) {
-		if watch {
-			r.ok, r.st, r.ev, err = conn.ExistsW(full)
-		} else {
+		switch mode {
+		case noWatch:
 			r.ok, r.st, err = conn.Exists(full)
+		case watchNotes:
+			r.ok, r.st, _, err = conn.ExistsW(full)
+		default:
+			r.ev = c.readWatched(ctx, conn, full, func() (zch <-chan zk.Event, _ watchKind) {
+				r.ok, r.st, zch, err = conn.ExistsW(full)
+				if !r.ok {
+					return zch, kindExist // go-zookeeper: an exists watch on a node that is not there
+				}
+				return zch, kindData
+			})
 		}
 		return r, err
 	})

@@ -1,8 +1,6 @@
 package shared_test
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +16,7 @@ import (
 // A follower whose connection drops and comes back to the same session,
 // again and again while the value stays as it is: the client sets its one
 // watch on the server again each time, and Changes sets no other. Each
-// other would pin a channel in the client and a goroutine (watchOf's)
+// other would pin a channel in the client (and, carried, a goroutine)
 // until the node's next change: one more per reconnection, without bound
 // for a value that never changes.
 func TestChangesReconnectionsKeepOneWatch(t *testing.T) {
@@ -46,7 +44,7 @@ func TestChangesReconnectionsKeepOneWatch(t *testing.T) {
 	require.Equal(t, first, c.CurrentSession().ID(), "the same session throughout")
 	// Each reconnection is read again at once, long before the next cut
 	// is even noticed; the watches set by then are what counts.
-	assert.Equal(t, 1, watchesOfFollower(t), "watch goroutines of Changes' loop")
+	assert.Equal(t, 1, watchesOfFollower(t, c), "watches of Changes' loop")
 
 	// The one watch still tells a change.
 	writer := zktest.Connect(t, servers)
@@ -55,16 +53,16 @@ func TestChangesReconnectionsKeepOneWatch(t *testing.T) {
 	assert.Equal(t, "changed", string(next(t, changes).Value))
 }
 
-// watchesOfFollower counts the goroutines that carry a watch's event
-// (session's watchOf) started by the one goroutine of Changes' loop, once
-// that loop waits (in await, between reads): one per watch it set that
-// has not fired. It looks again until the loop waits, within waitLimit.
-func watchesOfFollower(t testing.TB) int {
+// watchesOfFollower counts c's open watches (c has no other user than
+// the one goroutine of Changes' loop) once that loop waits (in await,
+// between reads): one per watch it set that has not fired. It looks again
+// until the loop waits, within waitLimit.
+func watchesOfFollower(t testing.TB, c *session.Client) int {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		if n, ok := watchesOfWaitingFollower(t); ok {
-			return n
+		if followerWaits(t) {
+			return c.Watches()
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the loop of Changes did not wait in await within %v", waitLimit)
@@ -73,30 +71,16 @@ func watchesOfFollower(t testing.TB) int {
 	}
 }
 
-// watchesOfWaitingFollower is watchesOfFollower's count, and false when
-// the loop is not waiting in await now.
-func watchesOfWaitingFollower(t testing.TB) (int, bool) {
+// followerWaits reports whether the one loop of Changes is waiting in
+// await now.
+func followerWaits(t testing.TB) bool {
 	t.Helper()
-	stacks := zktest.Goroutines()
-	header := regexp.MustCompile(`^goroutine (\d+) `)
-	var loop string
-	for _, s := range stacks {
+	waiting := 0
+	for _, s := range zktest.Goroutines() {
 		if strings.Contains(s, "shared.follow[") && strings.Contains(s, "shared.await(") {
-			m := header.FindStringSubmatch(s)
-			require.NotNil(t, m, "a goroutine's header: %q", s)
-			require.Empty(t, loop, "one loop of Changes")
-			loop = m[1]
+			waiting++
 		}
 	}
-	if loop == "" {
-		return 0, false
-	}
-	created := fmt.Sprintf("session.(*Client).watchOf in goroutine %s\n", loop)
-	count := 0
-	for _, s := range stacks {
-		if strings.Contains(s+"\n", created) {
-			count++
-		}
-	}
-	return count, true
+	require.LessOrEqual(t, waiting, 1, "one loop of Changes")
+	return waiting == 1
 }

@@ -25,6 +25,7 @@ type Result struct {
 	Acquisitions int
 	Elapsed      time.Duration
 	Requests     int64           // server requests during the run (mntr zk_packets_received)
+	Sent         int64           // server packets sent: replies and notifications (zk_packets_sent)
 	Handoffs     []time.Duration // from one release to the next acquisition
 	Gaps         []time.Duration // from one holder's start to the next one's
 }
@@ -39,6 +40,10 @@ func (r Result) RequestsPerAcq() float64 { return float64(r.Requests) / float64(
 // each), counting the requests server received meanwhile.
 func Contend(server string, locks []func(held func()) error, n int) (Result, error) {
 	before, err := Packets(server)
+	if err != nil {
+		return Result{}, err
+	}
+	sentBefore, err := Sent(server)
 	if err != nil {
 		return Result{}, err
 	}
@@ -86,18 +91,29 @@ func Contend(server string, locks []func(held func()) error, n int) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Acquisitions: n, Elapsed: elapsed, Requests: after - before, Handoffs: handoffs, Gaps: gaps}, nil
+	sentAfter, err := Sent(server)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Acquisitions: n, Elapsed: elapsed, Requests: after - before, Sent: sentAfter - sentBefore,
+		Handoffs: handoffs, Gaps: gaps}, nil
 }
 
 // Packets reads the server's count of received packets.
-func Packets(server string) (int64, error) {
+func Packets(server string) (int64, error) { return mntrCount(server, "zk_packets_received") }
+
+// Sent reads the server's count of sent packets: replies, notifications
+// and the replies to the mntr commands themselves.
+func Sent(server string) (int64, error) { return mntrCount(server, "zk_packets_sent") }
+
+func mntrCount(server, key string) (int64, error) {
 	m, err := harness.Mntr(server)
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseInt(m["zk_packets_received"], 10, 64)
+	n, err := strconv.ParseInt(m[key], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("mntr zk_packets_received %q: %w", m["zk_packets_received"], err)
+		return 0, fmt.Errorf("mntr %s %q: %w", key, m[key], err)
 	}
 	return n, nil
 }
@@ -228,5 +244,6 @@ func Run(b *testing.B, server string, locks []func(held func()) error) Result {
 	}
 	b.ReportMetric(res.PerSecond(), "acq/s")
 	b.ReportMetric(res.RequestsPerAcq(), "requests/acq")
+	b.ReportMetric(float64(res.Sent)/float64(res.Acquisitions), "sent/acq")
 	return res
 }
