@@ -277,7 +277,12 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 // it returns ErrNoNode and leaves no watch behind.
 // The watch's channel delivers one Event, or is closed without one when
 // ctx ends (pass a context that lasts as long as you wait on it) or the
-// connection closes.
+// connection closes. An Event says that something may have changed, not
+// what: read again. After a reconnection, a watch set by a read that was
+// queued while the connection was down may fire once for a change that
+// read already saw (go-zookeeper sends queued requests before it re-sets
+// the older watches, and a notification carries no zxid to tell them
+// apart); ChildrenW and ExistsW alike.
 func (c *Client) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
 	return c.get(ctx, path, watchChan)
 }
