@@ -37,12 +37,21 @@
 // and a read of the row's remaining time), and the waiters behind it
 // wait in GET_LOCK for the head and send two statements every three
 // TTLs (to take a lock left free by a head that vanished in silence).
-// A lock nobody waits for is taken, and let go, by one UPDATE each on
-// PostgreSQL.
+// A lock nobody waits for is no row on PostgreSQL: it is taken by one
+// plain INSERT and let go by one plain DELETE; the function runs only
+// when the INSERT finds the row (held, expired or waited for) or the
+// DELETE finds waiters, and a Lock that found them calls it at once
+// until a release leaves no row.
 //
-// Tokens strictly increase across the holders of one lock, also when the
-// row is deleted or a failover brings it back older, as long as the
-// database's clock does not go back.
+// Tokens strictly increase across the holders of one lock. On PostgreSQL
+// they come from a sequence (the table's name and "_token"), which
+// never goes back, also across a deleted row, a crash of the server and
+// its clock stepped back; a failover to a standby that lacks the latest
+// grants (asynchronous replication) may give their tokens again, until
+// CreateTable runs there (it puts the sequence above the server's clock).
+// On MySQL they are one above the row's last, and not below the
+// database's clock: they keep growing when the row is deleted or a
+// failover brings it back older, as long as the clock does not go back.
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, when its deadline (the send time of the statement

@@ -14,9 +14,11 @@ type statements struct {
 	checkArgs []any
 	table     string // the quoted table name
 
-	// PostgreSQL: one function call takes, queues or releases (op), and
-	// hands the lock on.
-	call string
+	// PostgreSQL: a free lock is no row; insert takes it and remove lets
+	// it go when nobody else is in the row, one plain statement each, and
+	// one function call (call) takes, queues or releases (op), and hands
+	// the lock on, when they find someone else (pgFast).
+	call, insert, remove string
 	// MySQL: the row is created once, then taken by an UPDATE.
 	create, take, remaining, release string
 	// Both.
@@ -41,27 +43,40 @@ func newStatements(d Dialect, parts []string) statements {
 	if d == MySQL {
 		return mysqlStatements(table, parts)
 	}
-	fparts := append([]string(nil), parts...)
-	fparts[len(fparts)-1] += "_op"
-	fn := quote(d, fparts)
-	regclass := strings.Join(parts, ".")
+	fn := quote(d, suffixed(parts, "_op"))
+	seq := quote(d, suffixed(parts, "_token"))
+	seqName := "'" + seq + "'" // a regclass literal: identifiers have no quote to escape
 	return statements{
 		table: table,
 		ddl: []string{
 			fmt.Sprintf(pgTable, table),
 			fmt.Sprintf(pgWaiterTTL, table),
-			fmt.Sprintf(pgFunction, table, fn),
+			fmt.Sprintf(pgSequence, seq),
+			fmt.Sprintf(pgSequenceFloor, table, seq, seqName),
+			fmt.Sprintf(pgFunction, table, fn, seqName),
 		},
 		check: `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL,
-  EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)`,
-		checkArgs: []any{`"` + strings.ReplaceAll(regclass, ".", `"."`) + `"`, fn + "(text, text, text, bigint, bigint, bigint)"},
+  EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)
+    AND to_regclass($3) IS NOT NULL`,
+		checkArgs: []any{table, fn + "(text, text, text, bigint, bigint, bigint)", seq},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
+		insert:    fmt.Sprintf(pgInsert, table, seqName),
+		remove:    fmt.Sprintf(pgDelete, table),
 		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
 	}
 }
 
-// The PostgreSQL lease table: one row per lock name, never deleted (it
-// keeps the token). holder is "channel/id" while held (the channel on
+// suffixed is parts with suffix added to the last: the name of an object
+// that goes with the table, in its schema.
+func suffixed(parts []string, suffix string) []string {
+	out := append([]string(nil), parts...)
+	out[len(out)-1] += suffix
+	return out
+}
+
+// The PostgreSQL lease table: one row per lock name while it is held or
+// waited for, deleted when it is let go with nobody waiting (a free lock
+// is no row; the token is kept by the sequence, pgSequence). holder is "channel/id" while held (the channel on
 // which the holder's client hears grants; empty without a listener), and
 // the queue of waiters is four arrays in arrival order: their entries,
 // the expiry of each, the stamp of each one's last attempt, and the TTL
@@ -81,6 +96,70 @@ const pgTable = `CREATE TABLE IF NOT EXISTS %s (
 // pgWaiterTTL adds waiter_ttl to a table made by a version before it.
 const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[] NOT NULL DEFAULT '{}'`
 
+// pgSequence gives the tokens: every grant's token is the sequence's
+// next value (or one above the row's last token, if that is more: a row
+// an earlier version granted by the clock). Why it never goes back, with
+// no row to remember the last token of a free lock:
+//   - nextval is not transactional (a value given out is never given
+//     again, whether its transaction commits or not) and never goes back
+//     while the sequence exists;
+//   - PostgreSQL logs a sequence ahead of the values it gives out, in the
+//     WAL before the commit of any transaction that used them: after a
+//     crash it goes on above every value given out, and a standby that
+//     has a grant's commit has the sequence past its token (a standby
+//     that lacks the commit has lost the grant itself: asynchronous
+//     replication forgets acknowledged commits, as synchronous_commit off
+//     does, and the lock cannot keep its promises across that;
+//     CreateTable run after such a failover floors the sequence by the
+//     clock again, pgSequenceFloor);
+//   - the server's clock plays no part once the sequence is set, so a
+//     clock stepped back changes nothing;
+//   - the sequence is not owned by the table: dropping the table keeps it
+//     (and its place), and one made anew is set above the clock.
+//
+// Gaps are harmless: a plain INSERT that finds the row takes a value and
+// drops it.
+const pgSequence = `CREATE SEQUENCE IF NOT EXISTS %s`
+
+// pgSequenceFloor puts the sequence above every token in the table and
+// above the server's clock in microseconds (where the tokens of earlier
+// versions came from), never below where it is. ALTER SEQUENCE (NO
+// CYCLE, which it already is) takes a lock that nextval waits for until
+// the end of the transaction, so no value is given out between the
+// reading of last_value and the restart: a floor without it could set
+// the sequence back under values given out meanwhile. A free lock's
+// row, left by an earlier version, is deleted on its next release.
+const pgSequenceFloor = `DO $floor$
+DECLARE
+  v bigint;
+BEGIN
+  ALTER SEQUENCE %[2]s NO CYCLE;
+  SELECT greatest(coalesce(max(token), 0), (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) + 1 INTO v FROM %[1]s;
+  IF v > (SELECT last_value FROM %[2]s) THEN
+    EXECUTE format('ALTER SEQUENCE %%s RESTART WITH %%s', %[3]s::regclass, v);
+  END IF;
+END
+$floor$`
+
+// pgInsert takes a free lock (no row) for $2 for $3 microseconds, by the
+// server's clock: it returns the token, or no row when the lock's row
+// exists (held, expired, or waited for: the function decides). A
+// concurrent insert of the same name makes it wait for that one's
+// transaction and then do nothing; a concurrent delete of the row
+// (pgDelete, or the function letting the lock go) that commits first
+// lets it insert.
+const pgInsert = `INSERT INTO %s (name, holder, token, expires_at)
+  VALUES ($1, $2, nextval(%s), clock_timestamp() + $3 * interval '1 microsecond')
+  ON CONFLICT (name) DO NOTHING RETURNING token`
+
+// pgDelete lets the lock $1 go if $2 holds it and nobody waits: it
+// deletes the row, or nothing (the function then takes $2 out of the
+// queue and hands the lock on, or finds it lost). A function call that
+// queues a waiter meanwhile holds the row's lock: the DELETE waits for
+// it, and PostgreSQL evaluates the WHERE again on the new row (READ
+// COMMITTED's re-check), which now has a waiter, so nothing is deleted.
+const pgDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0`
+
 // pgFunction is every operation but the renewal, in one statement each,
 // on the row locked FOR UPDATE; the clock is the server's
 // (clock_timestamp(), read once the row is locked).
@@ -98,27 +177,31 @@ const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[]
 // either as 0, one before code 3 reads 3 as 0, and refreshes its entry
 // sooner than it needs to).
 //
-// The lock nobody waits for (an empty queue) is taken, and let go, by
-// one UPDATE that does what the rest would do then, with no row lock
-// before it: the UPDATE locks the row itself, and a concurrent change
+// The lock nobody waits for (an empty queue) is taken by one UPDATE, and
+// let go by one DELETE, that do what the rest would do then, with no row
+// lock before them: each locks the row itself, and a concurrent change
 // makes PostgreSQL evaluate its WHERE again on the new row (clock
 // included), which sends the call to the general path when someone
 // queued meanwhile. Half the row writes of SELECT FOR UPDATE and UPDATE,
-// and none of the PL/pgSQL steps between them.
+// and none of the PL/pgSQL steps between them. A lock with no row is
+// free: the call inserts it, held (a concurrent insert of the name wins,
+// and the call then locks that row, or inserts again if it went
+// meanwhile).
 //
 // op 'release': take p_me out of the queue and, if it holds the lock,
-// free it and hand it to the first live waiter: (1, 0), or (0, 0) when
-// p_me did not hold it.
+// free it and hand it to the first live waiter: (1, n), or (0, n) when
+// p_me did not hold it; n is 0 when the row was deleted (nobody left in
+// it), 1 when it stays (a holder or waiters: a client before n reads
+// neither).
 //
 // A grant to a waiter lasts the waiter's own TTL, from its queue entry,
 // never the caller's: the waiter trusts its lease for its own TTL from
 // the stamp of its last attempt, and a grant for a shorter one would let
 // the row expire, and a third client take it, while it still trusts it.
 // A grant is notified on the waiter's client's channel as
-// "id token stamp". Tokens are one above the last, and never below the
-// server's clock in microseconds, which keeps them above every earlier
-// one when the row comes back older (a failover to a standby that had not
-// received it) or is dropped and made again.
+// "id token stamp". Tokens come from the sequence (pgSequence), and are
+// above the row's last token too. A row with no holder and no waiters
+// is deleted: a free lock is no row.
 const pgFunction = `CREATE OR REPLACE FUNCTION %[2]s(p_op text, p_name text, p_me text, p_ttl_us bigint, p_wait_us bigint, p_stamp bigint,
   OUT code int, OUT n bigint) LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -128,22 +211,27 @@ DECLARE
 BEGIN
   -- The lock nobody waits for, in one UPDATE.
   IF p_op = 'release' THEN
-    UPDATE %[1]s SET holder = NULL WHERE name = p_name AND holder = p_me AND cardinality(waiters) = 0;
+    DELETE FROM %[1]s WHERE name = p_name AND holder = p_me AND cardinality(waiters) = 0;
     IF FOUND THEN code := 1; n := 0; RETURN; END IF;
   ELSE
     UPDATE %[1]s SET holder = p_me,
-      token = greatest(token + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint),
+      token = greatest(token + 1, nextval(%[3]s)),
       expires_at = clock_timestamp() + p_ttl_us * interval '1 microsecond'
       WHERE name = p_name AND cardinality(waiters) = 0 AND (holder IS NULL OR holder = p_me OR expires_at <= clock_timestamp())
       RETURNING token INTO n;
     IF FOUND THEN code := 1; RETURN; END IF;
   END IF;
-  SELECT * INTO r FROM %[1]s WHERE name = p_name FOR UPDATE;
-  IF NOT FOUND THEN
-    IF p_op = 'release' THEN code := 0; n := 0; RETURN; END IF;
-    INSERT INTO %[1]s (name) VALUES (p_name) ON CONFLICT (name) DO NOTHING;
+  LOOP
     SELECT * INTO r FROM %[1]s WHERE name = p_name FOR UPDATE;
-  END IF;
+    EXIT WHEN FOUND;
+    code := 0;
+    n := 0;
+    IF p_op = 'release' THEN RETURN; END IF;
+    INSERT INTO %[1]s (name, holder, token, expires_at)
+      VALUES (p_name, p_me, nextval(%[3]s), clock_timestamp() + p_ttl_us * interval '1 microsecond')
+      ON CONFLICT (name) DO NOTHING RETURNING token INTO n;
+    IF FOUND THEN code := 1; RETURN; END IF;
+  END LOOP;
   t := clock_timestamp();
   code := 0;
   n := 0;
@@ -173,7 +261,7 @@ BEGIN
   WHILE r.holder IS NULL AND cardinality(r.waiters) > 0 AND r.waiters[1] <> p_me LOOP
     IF r.waiter_expiry[1] > t THEN
       r.holder := r.waiters[1];
-      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
+      r.token := greatest(r.token + 1, nextval(%[3]s));
       r.expires_at := t + coalesce(r.waiter_ttl[1], p_ttl_us) * interval '1 microsecond';
       IF split_part(r.holder, '/', 1) <> '' THEN
         PERFORM pg_notify(split_part(r.holder, '/', 1), split_part(r.holder, '/', 2) || ' ' || r.token || ' ' || r.waiter_stamp[1]);
@@ -188,7 +276,7 @@ BEGIN
   IF p_op <> 'release' THEN
     IF r.holder IS NULL OR r.holder = p_me THEN
       r.holder := p_me;
-      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
+      r.token := greatest(r.token + 1, nextval(%[3]s));
       r.expires_at := t + p_ttl_us * interval '1 microsecond';
       IF pos IS NOT NULL THEN
         r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
@@ -225,6 +313,12 @@ BEGIN
       END IF;
     END IF;
   END IF;
+  IF r.holder IS NULL AND cardinality(r.waiters) = 0 THEN
+    DELETE FROM %[1]s WHERE name = p_name;
+    IF p_op = 'release' THEN n := 0; END IF;
+    RETURN;
+  END IF;
+  IF p_op = 'release' THEN n := 1; END IF;
   UPDATE %[1]s SET holder = r.holder, token = r.token, expires_at = r.expires_at,
     waiters = r.waiters, waiter_expiry = r.waiter_expiry, waiter_stamp = r.waiter_stamp,
     waiter_ttl = r.waiter_ttl
