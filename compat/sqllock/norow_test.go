@@ -2,12 +2,14 @@ package sqllock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/zkrecipes/zkrecipes/compat/sqllock"
+	"github.com/zkrecipes/zkrecipes/internal/testkit/harness"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -279,4 +281,82 @@ func TestTableBeforeTheSequence(t *testing.T) {
 	for _, name := range []string{"kept", "kept", "new"} { // above the earlier table's tokens
 		old = s.takeAbove(t, newLock(t, c, name), old)
 	}
+}
+
+// A table in a schema of its own, its name in mixed case: its sequence
+// is the table's name and "_token" in that schema, quoted as the table
+// is, wherever the statements name it (the plain INSERT, the function,
+// CreateTable's floor).
+func TestSchemaTableSequence(t *testing.T) {
+	s, _ := startPostgres(t)
+	ctx := ctxT(t)
+	_, err := s.admin.ExecContext(ctx, `CREATE SCHEMA app`)
+	require.NoError(t, err)
+	c := s.client(t, sqllock.WithTable("app.Locks"))
+	require.NoError(t, c.CreateTable(ctx), "again: the floor finds the sequence where it made it")
+	l := newLock(t, c, "schema")
+	lease, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	first, ok := lease.Token()
+	require.True(t, ok)
+	next := make(chan recipes.Lease, 1)
+	go func() {
+		lease, err := newLock(t, s.client(t, sqllock.WithTable("app.Locks")), "schema").Acquire(ctx)
+		assert.NoError(t, err)
+		next <- lease
+	}()
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT coalesce(sum(cardinality(waiters)), 0) FROM app."Locks"`).Scan(&n))
+		return n == 1
+	}, waitLimit, 5*time.Millisecond)
+	require.NoError(t, lease.Release(ctx))
+	handed := <-next
+	require.NotNil(t, handed)
+	token, ok := handed.Token()
+	require.True(t, ok)
+	require.Greater(t, token, first)
+	require.NoError(t, handed.Release(ctx))
+	var last, rows int64
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT last_value, (SELECT count(*) FROM app."Locks") FROM app."Locks_token"`).Scan(&last, &rows))
+	require.GreaterOrEqual(t, last, token, "the tokens came from the schema's sequence")
+	require.Zero(t, rows)
+}
+
+// A role with the privileges DDL's doc names, and no more, takes, hands
+// on and lets go the lock: the plain INSERT and DELETE, the function and
+// its sequence.
+func TestLeastPrivileges(t *testing.T) {
+	s, _ := startPostgres(t)
+	ctx := ctxT(t)
+	s.client(t) // makes the table, as its owner
+	_, err := s.admin.ExecContext(ctx, `CREATE ROLE app LOGIN;
+GRANT SELECT, INSERT, UPDATE, DELETE ON zkrecipes_locks TO app;
+GRANT USAGE ON SEQUENCE zkrecipes_locks_token TO app`)
+	require.NoError(t, err)
+	app := s
+	app.dsn = strings.Replace(s.dsn, "//"+harness.PostgresUser+"@", "//app@", 1)
+	app.listenDSN = app.dsn
+	require.NotEqual(t, s.dsn, app.dsn)
+	c, err := sqllock.NewClient(open(t, app.driver, app.dsn), sqllock.PostgreSQL, sqllock.WithListener(pgxListener(t, app.dsn)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	other, err := sqllock.NewClient(open(t, app.driver, app.dsn), sqllock.PostgreSQL, sqllock.WithListener(pgxListener(t, app.dsn)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+
+	holder, err := newLock(t, c, "least").Acquire(ctx)
+	require.NoError(t, err)
+	next := make(chan recipes.Lease, 1)
+	go func() {
+		lease, err := newLock(t, other, "least").Acquire(ctx)
+		assert.NoError(t, err)
+		next <- lease
+	}()
+	require.Eventually(t, func() bool { return s.waiting(t, "least") == 1 }, waitLimit, 5*time.Millisecond)
+	require.NoError(t, holder.Release(ctx))
+	handed := <-next
+	require.NotNil(t, handed)
+	require.NoError(t, handed.Release(ctx))
+	require.Equal(t, 0, s.rows(t, "least"))
 }

@@ -222,7 +222,10 @@ func (c *Client) Close() error {
 }
 
 // DDL is the statements that CreateTable runs, for users who manage their
-// schema themselves (each is idempotent).
+// schema themselves (each is idempotent). On PostgreSQL the user that
+// takes the locks needs SELECT, INSERT, UPDATE and DELETE on the table,
+// USAGE on its sequence (the table's name and "_token") and EXECUTE on
+// its function (the table's name and "_op"; PUBLIC has it by default).
 func (c *Client) DDL() []string { return append([]string(nil), c.sql.ddl...) }
 
 // CreateTable creates the lease table (and, on PostgreSQL, its function)
