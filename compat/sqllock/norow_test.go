@@ -35,6 +35,18 @@ func (s server) blocked(t testing.TB, like string) {
 	}, waitLimit, 5*time.Millisecond)
 }
 
+// acquireLater acquires l in a goroutine of its own; the lease comes on
+// the channel (nil when it failed, which fails the test).
+func acquireLater(ctx context.Context, t *testing.T, l *sqllock.Lock) <-chan recipes.Lease {
+	got := make(chan recipes.Lease, 1)
+	go func() {
+		lease, err := l.Acquire(ctx)
+		assert.NoError(t, err)
+		got <- lease
+	}()
+	return got
+}
+
 // A free PostgreSQL lock is no row: a release with nobody waiting
 // deletes it, by the plain DELETE (uncontended) or by the function (after
 // a hand-off, and after a waiter gave up).
@@ -51,12 +63,7 @@ func TestFreeLockIsNoRow(t *testing.T) {
 	holder, err := l.Acquire(ctx)
 	require.NoError(t, err)
 	next := newLock(t, s.client(t), "norow")
-	got := make(chan recipes.Lease, 1)
-	go func() {
-		lease, err := next.Acquire(ctx)
-		assert.NoError(t, err)
-		got <- lease
-	}()
+	got := acquireLater(ctx, t, next)
 	require.Eventually(t, func() bool { return s.waiting(t, "norow") == 1 }, waitLimit, 5*time.Millisecond)
 	require.NoError(t, holder.Release(ctx))
 	handed := <-got
@@ -299,12 +306,7 @@ func TestSchemaTableSequence(t *testing.T) {
 	require.NoError(t, err)
 	first, ok := lease.Token()
 	require.True(t, ok)
-	next := make(chan recipes.Lease, 1)
-	go func() {
-		lease, err := newLock(t, s.client(t, sqllock.WithTable("app.Locks")), "schema").Acquire(ctx)
-		assert.NoError(t, err)
-		next <- lease
-	}()
+	next := acquireLater(ctx, t, newLock(t, s.client(t, sqllock.WithTable("app.Locks")), "schema"))
 	require.Eventually(t, func() bool {
 		var n int
 		require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT coalesce(sum(cardinality(waiters)), 0) FROM app."Locks"`).Scan(&n))
@@ -347,12 +349,7 @@ GRANT USAGE ON SEQUENCE zkrecipes_locks_token TO app`)
 
 	holder, err := newLock(t, c, "least").Acquire(ctx)
 	require.NoError(t, err)
-	next := make(chan recipes.Lease, 1)
-	go func() {
-		lease, err := newLock(t, other, "least").Acquire(ctx)
-		assert.NoError(t, err)
-		next <- lease
-	}()
+	next := acquireLater(ctx, t, newLock(t, other, "least"))
 	require.Eventually(t, func() bool { return s.waiting(t, "least") == 1 }, waitLimit, 5*time.Millisecond)
 	require.NoError(t, holder.Release(ctx))
 	handed := <-next
