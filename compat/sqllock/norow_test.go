@@ -124,7 +124,7 @@ func TestReleaseRacesAQueueing(t *testing.T) {
 
 	released := make(chan error, 1)
 	go func() { released <- holder.Release(ctx) }()
-	s.blocked(t, "DELETE FROM%")
+	s.blocked(t, "WITH l AS MATERIALIZED%DELETE FROM%")
 	require.NoError(t, tx.Commit())
 	require.NoError(t, <-released)
 	var who string
@@ -161,7 +161,7 @@ func TestInsertRacesTheFunctionsInsert(t *testing.T) {
 			lease, err = l.TryAcquire(ctx)
 			got <- err
 		}()
-		s.blocked(t, "INSERT INTO%")
+		s.blocked(t, "WITH l AS MATERIALIZED%INSERT INTO%")
 		if commit {
 			require.NoError(t, tx.Commit())
 			require.ErrorIs(t, <-got, recipes.ErrLocked)

@@ -53,15 +53,15 @@ func newStatements(d Dialect, parts []string) statements {
 			fmt.Sprintf(pgWaiterTTL, table),
 			fmt.Sprintf(pgSequence, seq),
 			fmt.Sprintf(pgSequenceFloor, table, seq, seqName),
-			fmt.Sprintf(pgFunction, table, fn, seqName),
+			fmt.Sprintf(pgFunction, table, fn, seqName, pgGrantLock),
 		},
 		check: `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL,
   EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)
     AND to_regclass($3) IS NOT NULL`,
 		checkArgs: []any{table, fn + "(text, text, text, bigint, bigint, bigint)", seq},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
-		insert:    fmt.Sprintf(pgInsert, table, seqName),
-		remove:    fmt.Sprintf(pgDelete, table),
+		insert:    fmt.Sprintf(pgInsert, table, seqName, pgGrantLock),
+		remove:    fmt.Sprintf(pgDelete, table, pgGrantLock),
 		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
 	}
 }
@@ -148,9 +148,37 @@ $floor$`
 // transaction and then do nothing; a concurrent delete of the row
 // (pgDelete, or the function letting the lock go) that commits first
 // lets it insert.
-const pgInsert = `INSERT INTO %s (name, holder, token, expires_at)
-  VALUES ($1, $2, nextval(%s), clock_timestamp() + $3 * interval '1 microsecond')
+//
+// It takes the name's grant lock (pgGrantLock) before it computes the
+// token: the SELECT's projection needs l's row, so the lock is held
+// before nextval is read, and until the statement's commit.
+const pgInsert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%[3]d, hashtext($1::text)))
+INSERT INTO %[1]s (name, holder, token, expires_at)
+  SELECT $1::text, $2::text, nextval(%[2]s), clock_timestamp() + $3::bigint * interval '1 microsecond' FROM l
   ON CONFLICT (name) DO NOTHING RETURNING token`
+
+// pgGrantLock is the class id of the transaction-scoped advisory lock
+// that every insert of a lock's row and every delete of it take, keyed
+// by the hash of the lock's name, before they compute a token or touch
+// the row. It is the two-int form, whose key space the one-bigint form
+// of pg_advisory_lock does not share: it can meet only a user's own
+// two-int lock of this class, and then (as when two names hash alike)
+// one waits for the other's statement, no more.
+//
+// Why it keeps tokens in grant order with no row to remember the last:
+// an INSERT computes its row's values (the token) before PostgreSQL looks
+// for a conflict, so without the lock an insert could compute a token,
+// be descheduled while another client takes the lock (a higher token)
+// and lets it go (its row deleted), then find no conflict and hold the
+// lock with the lower token. With it, an insert G holds the lock from
+// before its token is read until its commit. An earlier grant of the
+// name was either an insert, which held the lock and so committed before
+// G took it, or a grant on the row that existed then, which a delete,
+// holding the lock, removed and committed before G took it (G finds no
+// row, and no delete can run while G holds the lock). Either way the
+// earlier grant's token was read before G took the lock, and so before
+// G reads its own.
+const pgGrantLock = 0x7a6b7201
 
 // pgDelete lets the lock $1 go if $2 holds it and nobody waits: it
 // deletes the row, or nothing (the function then takes $2 out of the
@@ -158,7 +186,13 @@ const pgInsert = `INSERT INTO %s (name, holder, token, expires_at)
 // queues a waiter meanwhile holds the row's lock: the DELETE waits for
 // it, and PostgreSQL evaluates the WHERE again on the new row (READ
 // COMMITTED's re-check), which now has a waiter, so nothing is deleted.
-const pgDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0`
+//
+// It takes the name's grant lock (pgGrantLock) first: the EXISTS is a
+// one-time filter, evaluated before the row is scanned. A delete that
+// took it only after deleting the row could deadlock with an insert
+// that holds it and waits for the delete's transaction.
+const pgDelete = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%[2]d, hashtext($1::text)))
+DELETE FROM %[1]s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0 AND EXISTS (SELECT FROM l)`
 
 // pgFunction is every operation but the renewal, in one statement each,
 // on the row locked FOR UPDATE; the clock is the server's
@@ -201,7 +235,9 @@ const pgDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND cardinality
 // A grant is notified on the waiter's client's channel as
 // "id token stamp". Tokens come from the sequence (pgSequence), and are
 // above the row's last token too. A row with no holder and no waiters
-// is deleted: a free lock is no row.
+// is deleted: a free lock is no row. Its deletes, and its insert of a
+// missing row, take the name's grant lock first (pgGrantLock): the
+// insert before its token is read.
 const pgFunction = `CREATE OR REPLACE FUNCTION %[2]s(p_op text, p_name text, p_me text, p_ttl_us bigint, p_wait_us bigint, p_stamp bigint,
   OUT code int, OUT n bigint) LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -211,6 +247,7 @@ DECLARE
 BEGIN
   -- The lock nobody waits for, in one UPDATE.
   IF p_op = 'release' THEN
+    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     DELETE FROM %[1]s WHERE name = p_name AND holder = p_me AND cardinality(waiters) = 0;
     IF FOUND THEN code := 1; n := 0; RETURN; END IF;
   ELSE
@@ -227,6 +264,7 @@ BEGIN
     code := 0;
     n := 0;
     IF p_op = 'release' THEN RETURN; END IF;
+    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     INSERT INTO %[1]s (name, holder, token, expires_at)
       VALUES (p_name, p_me, nextval(%[3]s), clock_timestamp() + p_ttl_us * interval '1 microsecond')
       ON CONFLICT (name) DO NOTHING RETURNING token INTO n;
@@ -314,6 +352,7 @@ BEGIN
     END IF;
   END IF;
   IF r.holder IS NULL AND cardinality(r.waiters) = 0 THEN
+    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     DELETE FROM %[1]s WHERE name = p_name;
     IF p_op = 'release' THEN n := 0; END IF;
     RETURN;
