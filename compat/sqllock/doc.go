@@ -43,15 +43,11 @@
 // DELETE finds waiters, and a Lock that found them calls it at once
 // until a release leaves no row.
 //
-// Tokens strictly increase across the holders of one lock. On PostgreSQL
-// they come from a sequence (the table's name and "_token"), which
-// never goes back, also across a deleted row, a crash of the server and
-// its clock stepped back; a failover to a standby that lacks the latest
-// grants (asynchronous replication) may give their tokens again, until
-// CreateTable runs there (it puts the sequence above the server's clock).
-// On MySQL they are one above the row's last, and not below the
-// database's clock: they keep growing when the row is deleted or a
-// failover brings it back older, as long as the clock does not go back.
+// Tokens strictly increase across the holders of one lock, also when the
+// row is deleted (on PostgreSQL a free lock is no row) or a failover
+// brings it back older, as long as the database's clock does not go
+// back: they are one above the row's last, where there is a row, and
+// never below the database's clock in microseconds.
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, when its deadline (the send time of the statement

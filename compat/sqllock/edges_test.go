@@ -159,7 +159,7 @@ func TestEarlierTable(t *testing.T) {
 	require.NoError(t, err)
 	_, err = newLock(t, fresh, "earlier").Acquire(ctx)
 	require.ErrorIs(t, err, recipes.ErrNotAcquired)
-	assert.ErrorContains(t, err, "table zkrecipes_locks was made by an earlier version of sqllock (it has no column waiter_ttl")
+	assert.ErrorContains(t, err, "table zkrecipes_locks was made by an earlier version of sqllock (it has no column waiter_ttl)")
 	assert.ErrorContains(t, err, "Client.CreateTable")
 
 	require.NoError(t, c.CreateTable(ctx))

@@ -187,7 +187,7 @@ func TestFunctionsInsertRacesAnInsert(t *testing.T) {
 		tx, err := s.admin.BeginTx(ctx, nil)
 		require.NoError(t, err)
 		_, err = tx.ExecContext(ctx, `INSERT INTO zkrecipes_locks (name, holder, token, expires_at)
-  VALUES ('fin', '/x', nextval('zkrecipes_locks_token'), clock_timestamp() + interval '1 minute')`)
+  VALUES ('fin', '/x', 1, clock_timestamp() + interval '1 minute')`)
 		require.NoError(t, err)
 		type answer struct {
 			code int
@@ -217,34 +217,55 @@ func TestFunctionsInsertRacesAnInsert(t *testing.T) {
 	}
 }
 
-// Tokens never go back across a deleted row when the server's clock is
-// behind the last token (a clock stepped back: here the sequence is put
-// an hour ahead of it, and a first holder, through the function, gets a
-// token an hour ahead), whichever statement grants them, and CreateTable
-// never sets the sequence back.
-func TestTokensAcrossAClockStepBack(t *testing.T) {
+// A failover to a standby that lacks the latest grants of a lock
+// (asynchronous replication) brings back a table without them: here no
+// row, and nothing else in the database that knows their tokens. The
+// next grant's token must still be above theirs, which were below the
+// clock now: it is not below the server's clock, whichever statement
+// grants it (the plain INSERT, the function's insert of a missing row, a
+// hand-off, a grant on the row).
+func TestTokensAfterAFailover(t *testing.T) {
 	s, _ := startPostgres(t)
 	ctx := ctxT(t)
 	c := s.client(t)
-	_, err := s.admin.ExecContext(ctx, `DO $$ BEGIN
-  EXECUTE format('ALTER SEQUENCE zkrecipes_locks_token RESTART WITH %s', (extract(epoch FROM clock_timestamp() + interval '1 hour') * 1000000)::bigint);
-END $$`)
-	require.NoError(t, err)
-	var code int
-	var last int64
-	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code, n FROM zkrecipes_locks_op('acquire', 'step', '/f', 60000000, 60000000, 0)`).Scan(&code, &last))
-	require.Equal(t, 1, code)
-	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code FROM zkrecipes_locks_op('release', 'step', '/f', 60000000, 60000000, 0)`).Scan(&code))
-	require.Equal(t, 1, code)
-	require.Equal(t, 0, s.rows(t, "step"))
-
-	l := newLock(t, c, "step") // takes by the plain INSERT
-	for i := range 2 {
-		if i == 1 {
-			require.NoError(t, c.CreateTable(ctx), "its floor by the clock must not set the sequence back")
-		}
-		last = s.takeAbove(t, l, last)
+	clock := func() int64 {
+		var us int64
+		require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&us))
+		return us
 	}
+	now := clock()
+	now = s.takeAbove(t, newLock(t, c, "failover"), now-1) // the plain INSERT
+
+	now = max(now, clock())
+	var code int
+	var token int64
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code, n FROM zkrecipes_locks_op('acquire', 'failover', '/f', 60000000, 60000000, 0)`).Scan(&code, &token))
+	require.Equal(t, 1, code)
+	require.GreaterOrEqual(t, token, now, "the function's insert of a missing row")
+
+	next := acquireLater(ctx, t, newLock(t, c, "failover"))
+	require.Eventually(t, func() bool { return s.waiting(t, "failover") == 1 }, waitLimit, 5*time.Millisecond)
+	now = clock()
+	fnRelease(ctx, t, s.admin, "failover", "/f")
+	handed := <-next
+	require.NotNil(t, handed)
+	token, ok := handed.Token()
+	require.True(t, ok)
+	require.GreaterOrEqual(t, token, now, "a hand-off")
+	require.NoError(t, handed.Release(ctx))
+
+	// A grant on a row that is kept (here expired, its token as old as a
+	// standby's copy could be): not below the clock.
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code FROM zkrecipes_locks_op('acquire', 'failover', '/g', 60000000, 60000000, 0)`).Scan(&code))
+	require.Equal(t, 1, code)
+	_, err := s.admin.ExecContext(ctx, `UPDATE zkrecipes_locks SET token = 1, expires_at = clock_timestamp() WHERE name = 'failover'`)
+	require.NoError(t, err)
+	now = clock()
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT code, n FROM zkrecipes_locks_op('acquire', 'failover', '/h', 60000000, 60000000, 0)`).Scan(&code, &token))
+	require.Equal(t, 1, code)
+	require.GreaterOrEqual(t, token, now, "a grant on an expired row")
+	fnRelease(ctx, t, s.admin, "failover", "/h")
+	require.Equal(t, 0, s.rows(t, "failover"))
 }
 
 // takeAbove acquires l, checks that its token is above last, releases it
@@ -262,45 +283,31 @@ func (s server) takeAbove(t *testing.T, l *sqllock.Lock, last int64) int64 {
 	return token
 }
 
-// A table made by main before the token sequence (its free locks' rows
-// kept, with tokens floored by the clock) is refused until CreateTable
-// updates it; the tokens then go on above those rows' tokens, also once
-// the rows are deleted, and the old free rows go at their next release.
-func TestTableBeforeTheSequence(t *testing.T) {
+// A table made by main, its free locks' rows kept, is used as it is:
+// the plain INSERT finds such a row and the function takes it (a token
+// above the row's), and the row goes at its release.
+func TestTableOfMain(t *testing.T) {
 	s, _ := startPostgres(t)
 	ctx := ctxT(t)
 	c := s.client(t)
-	// As main left it: no sequence, a free row whose token is ahead of
-	// the clock (granted by a server whose clock was ahead).
-	_, err := s.admin.ExecContext(ctx, `DROP SEQUENCE zkrecipes_locks_token`)
-	require.NoError(t, err)
 	var old int64
 	require.NoError(t, s.admin.QueryRowContext(ctx, `INSERT INTO zkrecipes_locks (name, token)
-  VALUES ('kept', (extract(epoch FROM clock_timestamp() + interval '1 hour') * 1000000)::bigint) RETURNING token`).Scan(&old))
-
-	fresh, err := sqllock.NewClient(open(t, s.driver, s.dsn), sqllock.PostgreSQL) // no CreateTable
-	require.NoError(t, err)
-	_, err = newLock(t, fresh, "kept").Acquire(ctx)
-	require.ErrorIs(t, err, recipes.ErrNotAcquired)
-	assert.ErrorContains(t, err, "no sequence zkrecipes_locks_token")
-
-	require.NoError(t, c.CreateTable(ctx))
-	for _, name := range []string{"kept", "kept", "new"} { // above the earlier table's tokens
+  VALUES ('kept', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) RETURNING token`).Scan(&old))
+	for _, name := range []string{"kept", "kept", "new"} {
 		old = s.takeAbove(t, newLock(t, c, name), old)
 	}
 }
 
-// A table in a schema of its own, its name in mixed case: its sequence
-// is the table's name and "_token" in that schema, quoted as the table
-// is, wherever the statements name it (the plain INSERT, the function,
-// CreateTable's floor).
-func TestSchemaTableSequence(t *testing.T) {
+// A table in a schema of its own, its name in mixed case, quoted
+// wherever the statements name it (the plain INSERT and DELETE, the
+// function).
+func TestSchemaTable(t *testing.T) {
 	s, _ := startPostgres(t)
 	ctx := ctxT(t)
 	_, err := s.admin.ExecContext(ctx, `CREATE SCHEMA app`)
 	require.NoError(t, err)
 	c := s.client(t, sqllock.WithTable("app.Locks"))
-	require.NoError(t, c.CreateTable(ctx), "again: the floor finds the sequence where it made it")
+	require.NoError(t, c.CreateTable(ctx), "again")
 	l := newLock(t, c, "schema")
 	lease, err := l.Acquire(ctx)
 	require.NoError(t, err)
@@ -319,22 +326,19 @@ func TestSchemaTableSequence(t *testing.T) {
 	require.True(t, ok)
 	require.Greater(t, token, first)
 	require.NoError(t, handed.Release(ctx))
-	var last, rows int64
-	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT last_value, (SELECT count(*) FROM app."Locks") FROM app."Locks_token"`).Scan(&last, &rows))
-	require.GreaterOrEqual(t, last, token, "the tokens came from the schema's sequence")
+	var rows int64
+	require.NoError(t, s.admin.QueryRowContext(ctx, `SELECT count(*) FROM app."Locks"`).Scan(&rows))
 	require.Zero(t, rows)
 }
 
 // A role with the privileges DDL's doc names, and no more, takes, hands
-// on and lets go the lock: the plain INSERT and DELETE, the function and
-// its sequence.
+// on and lets go the lock: the plain INSERT and DELETE and the function.
 func TestLeastPrivileges(t *testing.T) {
 	s, _ := startPostgres(t)
 	ctx := ctxT(t)
 	s.client(t) // makes the table, as its owner
 	_, err := s.admin.ExecContext(ctx, `CREATE ROLE app LOGIN;
-GRANT SELECT, INSERT, UPDATE, DELETE ON zkrecipes_locks TO app;
-GRANT USAGE ON SEQUENCE zkrecipes_locks_token TO app`)
+GRANT SELECT, INSERT, UPDATE, DELETE ON zkrecipes_locks TO app`)
 	require.NoError(t, err)
 	app := s
 	app.dsn = strings.Replace(s.dsn, "//"+harness.PostgresUser+"@", "//app@", 1)

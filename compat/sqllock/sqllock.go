@@ -132,8 +132,7 @@ func WithListener(l Listener) ClientOption { return func(o *clientOptions) { o.l
 // innodb_flush_log_at_trx_commit 0. With either, a crash may forget the
 // latest grant or renewal of a lock, and another client can then be
 // granted it while its holder still trusts its lease (tokens stay
-// ordered: PostgreSQL's sequence is logged ahead of the values it gives
-// out, MySQL's tokens are floored by the server's clock).
+// ordered: they are floored by the server's clock).
 func WithoutDurabilityCheck() ClientOption { return func(o *clientOptions) { o.noCheck = true } }
 
 // identifier is what WithTable accepts, per part.
@@ -223,18 +222,17 @@ func (c *Client) Close() error {
 
 // DDL is the statements that CreateTable runs, for users who manage their
 // schema themselves (each is idempotent). On PostgreSQL the user that
-// takes the locks needs SELECT, INSERT, UPDATE and DELETE on the table,
-// USAGE on its sequence (the table's name and "_token") and EXECUTE on
-// its function (the table's name and "_op"; PUBLIC has it by default).
+// takes the locks needs SELECT, INSERT, UPDATE and DELETE on the table
+// and EXECUTE on its function (the table's name and "_op"; PUBLIC has it
+// by default).
 func (c *Client) DDL() []string { return append([]string(nil), c.sql.ddl...) }
 
 // CreateTable creates the lease table (and, on PostgreSQL, its function)
 // if they do not exist; on PostgreSQL the function is replaced, which
-// updates it to this version's. On PostgreSQL it also makes the token
-// sequence and puts it above every token in the table and above the
-// server's clock in microseconds (never back): a lock's row is deleted
-// when it is let go with nobody waiting. On MySQL rows are never deleted
-// by the lock: one per lock name, which keeps the token.
+// updates it to this version's. On PostgreSQL a lock's row is deleted
+// when it is let go with nobody waiting (its next token is floored by
+// the server's clock); on MySQL rows are never deleted by the lock: one
+// per lock name, which keeps the token.
 //
 // Processes may call it at once: on PostgreSQL (whose concurrent DDL on
 // one name fails with "tuple concurrently updated") it runs in one
@@ -440,9 +438,8 @@ func (c *Client) check(ctx context.Context) error {
 		return ttl.Permanent(fmt.Errorf("table %s (or its function) does not exist in this database: run Client.CreateTable, or the statements of Client.DDL", c.table))
 	case !current:
 		// Its function would grant the lock to a waiter for the
-		// releaser's TTL, not the waiter's; with no sequence, a free
-		// lock's row cannot be deleted (it keeps the token).
-		return ttl.Permanent(fmt.Errorf("table %s was made by an earlier version of sqllock (it has no column waiter_ttl, or no sequence %s_token): run Client.CreateTable, or the statements of Client.DDL, to update it and its function", c.table, c.table))
+		// releaser's TTL, not the waiter's.
+		return ttl.Permanent(fmt.Errorf("table %s was made by an earlier version of sqllock (it has no column waiter_ttl): run Client.CreateTable, or the statements of Client.DDL, to update it and its function", c.table))
 	case !c.noCheck && c.dialect == PostgreSQL && durability == "off":
 		return ttl.Permanent(fmt.Errorf("%w: synchronous_commit is off, so a crash of the server may forget a lock's latest grant or renewal and grant it to another client while its holder trusts its lease: set synchronous_commit to on (or local), or pass sqllock.WithoutDurabilityCheck() to accept the risk", ErrDurability))
 	case !c.noCheck && c.dialect == MySQL && durability == "0":

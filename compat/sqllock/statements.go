@@ -44,23 +44,18 @@ func newStatements(d Dialect, parts []string) statements {
 		return mysqlStatements(table, parts)
 	}
 	fn := quote(d, suffixed(parts, "_op"))
-	seq := quote(d, suffixed(parts, "_token"))
-	seqName := "'" + seq + "'" // a regclass literal: identifiers have no quote to escape
 	return statements{
 		table: table,
 		ddl: []string{
 			fmt.Sprintf(pgTable, table),
 			fmt.Sprintf(pgWaiterTTL, table),
-			fmt.Sprintf(pgSequence, seq),
-			fmt.Sprintf(pgSequenceFloor, table, seq, seqName),
-			fmt.Sprintf(pgFunction, table, fn, seqName, pgGrantLock),
+			fmt.Sprintf(pgFunction, table, fn, pgClock, pgGrantLock),
 		},
 		check: `SELECT current_setting('synchronous_commit'), to_regclass($1) IS NOT NULL AND to_regprocedure($2) IS NOT NULL,
-  EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)
-    AND to_regclass($3) IS NOT NULL`,
-		checkArgs: []any{table, fn + "(text, text, text, bigint, bigint, bigint)", seq},
+  EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'waiter_ttl' AND NOT attisdropped)`,
+		checkArgs: []any{table, fn + "(text, text, text, bigint, bigint, bigint)"},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
-		insert:    fmt.Sprintf(pgInsert, table, seqName, pgGrantLock),
+		insert:    fmt.Sprintf(pgInsert, table, pgClock, pgGrantLock),
 		remove:    fmt.Sprintf(pgDelete, table, pgGrantLock),
 		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
 	}
@@ -76,7 +71,7 @@ func suffixed(parts []string, suffix string) []string {
 
 // The PostgreSQL lease table: one row per lock name while it is held or
 // waited for, deleted when it is let go with nobody waiting (a free lock
-// is no row; the token is kept by the sequence, pgSequence). holder is "channel/id" while held (the channel on
+// is no row; its next token is floored by the clock, pgClock). holder is "channel/id" while held (the channel on
 // which the holder's client hears grants; empty without a listener), and
 // the queue of waiters is four arrays in arrival order: their entries,
 // the expiry of each, the stamp of each one's last attempt, and the TTL
@@ -96,50 +91,12 @@ const pgTable = `CREATE TABLE IF NOT EXISTS %s (
 // pgWaiterTTL adds waiter_ttl to a table made by a version before it.
 const pgWaiterTTL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS waiter_ttl bigint[] NOT NULL DEFAULT '{}'`
 
-// pgSequence gives the tokens: every grant's token is the sequence's
-// next value (or one above the row's last token, if that is more: a row
-// an earlier version granted by the clock). Why it never goes back, with
-// no row to remember the last token of a free lock:
-//   - nextval is not transactional (a value given out is never given
-//     again, whether its transaction commits or not) and never goes back
-//     while the sequence exists;
-//   - PostgreSQL logs a sequence ahead of the values it gives out, in the
-//     WAL before the commit of any transaction that used them: after a
-//     crash it goes on above every value given out, and a standby that
-//     has a grant's commit has the sequence past its token (a standby
-//     that lacks the commit has lost the grant itself: asynchronous
-//     replication forgets acknowledged commits, as synchronous_commit off
-//     does, and the lock cannot keep its promises across that;
-//     CreateTable run after such a failover floors the sequence by the
-//     clock again, pgSequenceFloor);
-//   - the server's clock plays no part once the sequence is set, so a
-//     clock stepped back changes nothing;
-//   - the sequence is not owned by the table: dropping the table keeps it
-//     (and its place), and one made anew is set above the clock.
-//
-// Gaps are harmless: a plain INSERT that finds the row takes a value and
-// drops it.
-const pgSequence = `CREATE SEQUENCE IF NOT EXISTS %s`
-
-// pgSequenceFloor puts the sequence above every token in the table and
-// above the server's clock in microseconds (where the tokens of earlier
-// versions came from), never below where it is. ALTER SEQUENCE (NO
-// CYCLE, which it already is) takes a lock that nextval waits for until
-// the end of the transaction, so no value is given out between the
-// reading of last_value and the restart: a floor without it could set
-// the sequence back under values given out meanwhile. A free lock's
-// row, left by an earlier version, is deleted on its next release.
-const pgSequenceFloor = `DO $floor$
-DECLARE
-  v bigint;
-BEGIN
-  ALTER SEQUENCE %[2]s NO CYCLE;
-  SELECT greatest(coalesce(max(token), 0), (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) + 1 INTO v FROM %[1]s;
-  IF v > (SELECT last_value FROM %[2]s) THEN
-    EXECUTE format('ALTER SEQUENCE %%s RESTART WITH %%s', %[3]s::regclass, v);
-  END IF;
-END
-$floor$`
+// pgClock is the server's clock in microseconds, the floor of every
+// token: a row-less lock has no last token to go above, and a failover
+// to a standby that lacks the latest grants (asynchronous replication)
+// brings back a table without them, so tokens are above those grants'
+// as long as the database's clock does not go back.
+const pgClock = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
 // pgInsert takes a free lock (no row) for $2 for $3 microseconds, by the
 // server's clock: it returns the token, or no row when the lock's row
@@ -147,14 +104,14 @@ $floor$`
 // concurrent insert of the same name makes it wait for that one's
 // transaction and then do nothing; a concurrent delete of the row
 // (pgDelete, or the function letting the lock go) that commits first
-// lets it insert.
+// lets it insert. The token is the server's clock (pgClock).
 //
 // It takes the name's grant lock (pgGrantLock) before it computes the
 // token: the SELECT's projection needs l's row, so the lock is held
-// before nextval is read, and until the statement's commit.
+// before the clock is read, and until the statement's commit.
 const pgInsert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%[3]d, hashtext($1::text)))
 INSERT INTO %[1]s (name, holder, token, expires_at)
-  SELECT $1::text, $2::text, nextval(%[2]s), clock_timestamp() + $3::bigint * interval '1 microsecond' FROM l
+  SELECT $1::text, $2::text, %[2]s, clock_timestamp() + $3::bigint * interval '1 microsecond' FROM l
   ON CONFLICT (name) DO NOTHING RETURNING token`
 
 // pgGrantLock is the class id of the transaction-scoped advisory lock
@@ -177,7 +134,11 @@ INSERT INTO %[1]s (name, holder, token, expires_at)
 // holding the lock, removed and committed before G took it (G finds no
 // row, and no delete can run while G holds the lock). Either way the
 // earlier grant's token was read before G took the lock, and so before
-// G reads its own.
+// G reads the clock for its own; between the two reads lie at least the
+// earlier grant's commit and the whole delete, far more than the clock's
+// microsecond, so G's token is above (a grant on a row is one above the
+// row's last too, so the row's tokens are clock readings as well, unless
+// the clock went back).
 const pgGrantLock = 0x7a6b7201
 
 // pgDelete lets the lock $1 go if $2 holds it and nobody waits: it
@@ -233,8 +194,9 @@ DELETE FROM %[1]s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0 A
 // the stamp of its last attempt, and a grant for a shorter one would let
 // the row expire, and a third client take it, while it still trusts it.
 // A grant is notified on the waiter's client's channel as
-// "id token stamp". Tokens come from the sequence (pgSequence), and are
-// above the row's last token too. A row with no holder and no waiters
+// "id token stamp". Tokens are one above the row's last, and never below
+// the server's clock in microseconds (pgClock); a missing row's is the
+// clock. A row with no holder and no waiters
 // is deleted: a free lock is no row. Its deletes, and its insert of a
 // missing row, take the name's grant lock first (pgGrantLock): the
 // insert before its token is read.
@@ -252,7 +214,7 @@ BEGIN
     IF FOUND THEN code := 1; n := 0; RETURN; END IF;
   ELSE
     UPDATE %[1]s SET holder = p_me,
-      token = greatest(token + 1, nextval(%[3]s)),
+      token = greatest(token + 1, %[3]s),
       expires_at = clock_timestamp() + p_ttl_us * interval '1 microsecond'
       WHERE name = p_name AND cardinality(waiters) = 0 AND (holder IS NULL OR holder = p_me OR expires_at <= clock_timestamp())
       RETURNING token INTO n;
@@ -266,7 +228,7 @@ BEGIN
     IF p_op = 'release' THEN RETURN; END IF;
     PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     INSERT INTO %[1]s (name, holder, token, expires_at)
-      VALUES (p_name, p_me, nextval(%[3]s), clock_timestamp() + p_ttl_us * interval '1 microsecond')
+      VALUES (p_name, p_me, %[3]s, clock_timestamp() + p_ttl_us * interval '1 microsecond')
       ON CONFLICT (name) DO NOTHING RETURNING token INTO n;
     IF FOUND THEN code := 1; RETURN; END IF;
   END LOOP;
@@ -299,7 +261,7 @@ BEGIN
   WHILE r.holder IS NULL AND cardinality(r.waiters) > 0 AND r.waiters[1] <> p_me LOOP
     IF r.waiter_expiry[1] > t THEN
       r.holder := r.waiters[1];
-      r.token := greatest(r.token + 1, nextval(%[3]s));
+      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
       r.expires_at := t + coalesce(r.waiter_ttl[1], p_ttl_us) * interval '1 microsecond';
       IF split_part(r.holder, '/', 1) <> '' THEN
         PERFORM pg_notify(split_part(r.holder, '/', 1), split_part(r.holder, '/', 2) || ' ' || r.token || ' ' || r.waiter_stamp[1]);
@@ -314,7 +276,7 @@ BEGIN
   IF p_op <> 'release' THEN
     IF r.holder IS NULL OR r.holder = p_me THEN
       r.holder := p_me;
-      r.token := greatest(r.token + 1, nextval(%[3]s));
+      r.token := greatest(r.token + 1, (extract(epoch FROM t) * 1000000)::bigint);
       r.expires_at := t + p_ttl_us * interval '1 microsecond';
       IF pos IS NOT NULL THEN
         r.waiters := r.waiters[:pos-1] || r.waiters[pos+1:];
