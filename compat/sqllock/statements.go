@@ -56,7 +56,7 @@ func newStatements(d Dialect, parts []string) statements {
 		checkArgs: []any{table, fn + "(text, text, text, bigint, bigint, bigint)"},
 		call:      fmt.Sprintf(`SELECT code, n FROM %s($1, $2, $3, $4, $5, $6)`, fn),
 		insert:    fmt.Sprintf(pgInsert, table, pgClock, pgGrantLock),
-		remove:    fmt.Sprintf(pgDelete, table, pgGrantLock),
+		remove:    fmt.Sprintf(pgDelete, table),
 		renew:     fmt.Sprintf(`UPDATE %s SET expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE name = $1 AND holder = $2`, table),
 	}
 }
@@ -115,30 +115,35 @@ INSERT INTO %[1]s (name, holder, token, expires_at)
   ON CONFLICT (name) DO NOTHING RETURNING token`
 
 // pgGrantLock is the class id of the transaction-scoped advisory lock
-// that every insert of a lock's row and every delete of it take, keyed
-// by the hash of the lock's name, before they compute a token or touch
-// the row. It is the two-int form, whose key space the one-bigint form
-// of pg_advisory_lock does not share: it can meet only a user's own
-// two-int lock of this class, and then (as when two names hash alike)
-// one waits for the other's statement, no more.
+// that every grant of a lock takes, keyed by the hash of the lock's
+// name, before it reads the clock for its token: the plain INSERT, and
+// every call of the function (first thing). It is the two-int form,
+// whose key space the one-bigint form of pg_advisory_lock does not
+// share: it can meet only a user's own two-int lock of this class, and
+// then (as when two names hash alike) one waits for the other's
+// statement, no more.
 //
 // Why it keeps tokens in grant order with no row to remember the last:
 // an INSERT computes its row's values (the token) before PostgreSQL looks
 // for a conflict, so without the lock an insert could compute a token,
 // be descheduled while another client takes the lock (a higher token)
 // and lets it go (its row deleted), then find no conflict and hold the
-// lock with the lower token. With it, an insert G holds the lock from
-// before its token is read until its commit. An earlier grant of the
-// name was either an insert, which held the lock and so committed before
-// G took it, or a grant on the row that existed then, which a delete,
-// holding the lock, removed and committed before G took it (G finds no
-// row, and no delete can run while G holds the lock). Either way the
-// earlier grant's token was read before G took the lock, and so before
-// G reads the clock for its own; between the two reads lie at least the
-// earlier grant's commit and the whole delete, far more than the clock's
-// microsecond, so G's token is above (a grant on a row is one above the
-// row's last too, so the row's tokens are clock readings as well, unless
-// the clock went back).
+// lock with the lower token. With it, every grant holds the name's lock
+// from before its token is read until its commit, so the grants of one
+// name read their tokens in the order they commit, one after the
+// other's commit. Between two such reads lie at least the earlier
+// grant's commit and, before a row-less grant, the whole statement that
+// deleted the row, far more than the clock's microsecond: the later
+// token is above, whether it is the clock or one above the row's last
+// (which is itself a clock reading or above one), unless the clock went
+// back.
+//
+// Deletes do not take it (the uncontended release is a plain DELETE,
+// as the seed's): a grant never needs a delete to wait. Nor can it
+// deadlock: an insert that holds it waits only for a transaction that
+// inserted, deleted or updated the row, and none of those waits for it
+// while holding such a change (the function takes it before it touches
+// the row).
 const pgGrantLock = 0x7a6b7201
 
 // pgDelete lets the lock $1 go if $2 holds it and nobody waits: it
@@ -147,13 +152,7 @@ const pgGrantLock = 0x7a6b7201
 // queues a waiter meanwhile holds the row's lock: the DELETE waits for
 // it, and PostgreSQL evaluates the WHERE again on the new row (READ
 // COMMITTED's re-check), which now has a waiter, so nothing is deleted.
-//
-// It takes the name's grant lock (pgGrantLock) first: the EXISTS is a
-// one-time filter, evaluated before the row is scanned. A delete that
-// took it only after deleting the row could deadlock with an insert
-// that holds it and waits for the delete's transaction.
-const pgDelete = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%[2]d, hashtext($1::text)))
-DELETE FROM %[1]s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0 AND EXISTS (SELECT FROM l)`
+const pgDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0`
 
 // pgFunction is every operation but the renewal, in one statement each,
 // on the row locked FOR UPDATE; the clock is the server's
@@ -197,9 +196,8 @@ DELETE FROM %[1]s WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0 A
 // "id token stamp". Tokens are one above the row's last, and never below
 // the server's clock in microseconds (pgClock); a missing row's is the
 // clock. A row with no holder and no waiters
-// is deleted: a free lock is no row. Its deletes, and its insert of a
-// missing row, take the name's grant lock first (pgGrantLock): the
-// insert before its token is read.
+// is deleted: a free lock is no row. Every call takes the name's grant
+// lock first (pgGrantLock), before it reads a token.
 const pgFunction = `CREATE OR REPLACE FUNCTION %[2]s(p_op text, p_name text, p_me text, p_ttl_us bigint, p_wait_us bigint, p_stamp bigint,
   OUT code int, OUT n bigint) LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -207,9 +205,10 @@ DECLARE
   t timestamptz;
   pos int;
 BEGIN
+  -- The name's grant lock, before any token is read (pgGrantLock).
+  PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
   -- The lock nobody waits for, in one UPDATE.
   IF p_op = 'release' THEN
-    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     DELETE FROM %[1]s WHERE name = p_name AND holder = p_me AND cardinality(waiters) = 0;
     IF FOUND THEN code := 1; n := 0; RETURN; END IF;
   ELSE
@@ -226,7 +225,6 @@ BEGIN
     code := 0;
     n := 0;
     IF p_op = 'release' THEN RETURN; END IF;
-    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     INSERT INTO %[1]s (name, holder, token, expires_at)
       VALUES (p_name, p_me, %[3]s, clock_timestamp() + p_ttl_us * interval '1 microsecond')
       ON CONFLICT (name) DO NOTHING RETURNING token INTO n;
@@ -314,7 +312,6 @@ BEGIN
     END IF;
   END IF;
   IF r.holder IS NULL AND cardinality(r.waiters) = 0 THEN
-    PERFORM pg_advisory_xact_lock(%[4]d, hashtext(p_name));
     DELETE FROM %[1]s WHERE name = p_name;
     IF p_op = 'release' THEN n := 0; END IF;
     RETURN;
