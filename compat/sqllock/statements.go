@@ -71,8 +71,9 @@ func suffixed(parts []string, suffix string) []string {
 
 // The PostgreSQL lease table: one row per lock name while it is held or
 // waited for, deleted when it is let go with nobody waiting (a free lock
-// is no row; its next token is floored by the clock, pgClock). holder is "channel/id" while held (the channel on
-// which the holder's client hears grants; empty without a listener), and
+// is no row; its next token is floored by the clock, pgClock). holder
+// is "channel/id" while held (the channel on which the holder's client
+// hears grants; empty without a listener), and
 // the queue of waiters is four arrays in arrival order: their entries,
 // the expiry of each, the stamp of each one's last attempt, and the TTL
 // of each one's lock in microseconds (a grant to it lasts that long:
