@@ -110,10 +110,10 @@ var probeVariants = []probeVariant{
 		release: `UPDATE probe_narrow SET holder = NULL WHERE name = $1 AND holder = $2 AND $3::bigint > 0`},
 	{name: "probe-insert", create: "",
 		take:    fmt.Sprintf(probeInsert, "zkrecipes_locks"),
-		release: `DELETE FROM zkrecipes_locks WHERE name = $1 AND holder = $2 AND cardinality(waiters) = 0 AND $3::bigint > 0`},
+		release: fmt.Sprintf(probeDelete, "zkrecipes_locks", "cardinality(waiters) = 0 AND")},
 	{name: "probe-insert-narrow", create: "",
 		take:    fmt.Sprintf(probeInsert, "probe_narrow"),
-		release: `DELETE FROM probe_narrow WHERE name = $1 AND holder = $2 AND $3::bigint > 0`},
+		release: fmt.Sprintf(probeDelete, "probe_narrow", "")},
 	{name: "probe-seed-exec", exec: true,
 		take:    probeSeedInsert,
 		release: probeSeedDelete},
@@ -132,9 +132,13 @@ const (
 )
 
 // probeInsert is sqllock's take of a lock with no row.
-const probeInsert = `INSERT INTO %s (name, holder, token, expires_at)
-  VALUES ($1, $2, nextval('zkrecipes_locks_token'), clock_timestamp() + $3 * interval '1 microsecond')
+const probeInsert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(2053861889, hashtext($1::text)))
+INSERT INTO %s (name, holder, token, expires_at)
+  SELECT $1::text, $2::text, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, clock_timestamp() + $3::bigint * interval '1 microsecond' FROM l
   ON CONFLICT (name) DO NOTHING RETURNING token`
+
+// probeDelete is sqllock's release of a lock nobody waits for.
+const probeDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND %s $3::bigint > 0`
 
 func probeImpl(v probeVariant) impl {
 	return impl{name: v.name, kind: Postgres,
