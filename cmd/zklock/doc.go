@@ -95,7 +95,8 @@
 //	On PostgreSQL and MySQL zklock creates the table (and, on PostgreSQL, its
 //	function) if it is missing, before it waits for the lock; a user who may
 //	not create it uses the table as it is, made by someone who may (zklock
-//	--backend ... once, or the statements of sqllock's Client.DDL). PostgreSQL
+//	--backend ... once, or the statements of sqllock's Client.DDL), with
+//	SELECT, INSERT, UPDATE and DELETE on the table. PostgreSQL
 //	waiters learn of a release through LISTEN on a connection of their own,
 //	made with --listen-dsn: LISTEN is session state, which PgBouncer in
 //	transaction mode does not keep, so when --dsn goes through such a pooler

@@ -37,12 +37,17 @@
 // and a read of the row's remaining time), and the waiters behind it
 // wait in GET_LOCK for the head and send two statements every three
 // TTLs (to take a lock left free by a head that vanished in silence).
-// A lock nobody waits for is taken, and let go, by one UPDATE each on
-// PostgreSQL.
+// A lock nobody waits for is no row on PostgreSQL: it is taken by one
+// plain INSERT and let go by one plain DELETE; the function runs only
+// when the INSERT finds the row (held, expired or waited for) or the
+// DELETE finds waiters, and a Lock that found them calls it at once
+// until a release leaves no row.
 //
 // Tokens strictly increase across the holders of one lock, also when the
-// row is deleted or a failover brings it back older, as long as the
-// database's clock does not go back.
+// row is deleted (on PostgreSQL a free lock is no row) or a failover
+// brings it back older, as long as the database's clock does not go
+// back: they are one above the row's last, where there is a row, and
+// never below the database's clock in microseconds.
 //
 // The lease's context is cancelled, with a cause that is
 // recipes.ErrLockLost, when its deadline (the send time of the statement

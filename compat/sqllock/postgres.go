@@ -2,6 +2,7 @@ package sqllock
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strconv"
 	"sync/atomic"
@@ -45,6 +46,49 @@ func (l *Lock) acquirePostgres(ctx context.Context, wait bool, a *hold.Acquisiti
 		id = strconv.FormatUint(waiterSeq.Add(1), 36)
 	}
 	return grants.Wait(ctx, &pgWaiting{l: l, id: id, me: l.c.channel + "/" + id}, wait, l.ttl, a)
+}
+
+// take runs op (opAcquire or opQueue) for the waiter me, as call does:
+// first by the plain INSERT (pgInsert), which takes a lock with no row,
+// unless the Lock is busy; then, when the row exists, by the function.
+func (l *Lock) take(ctx context.Context, op, me string, entry time.Duration, sent time.Time) (code int, n int64, err error) {
+	if !l.busy.Load() {
+		if err := l.c.check(ctx); err != nil {
+			return 0, 0, err
+		}
+		switch err := l.c.db.QueryRowContext(ctx, l.c.sql.insert, l.name, me, l.ttl.Microseconds()).Scan(&n); {
+		case err == nil:
+			return 1, n, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, 0, permanent(err)
+		}
+		l.busy.Store(true)
+	}
+	return l.call(ctx, op, me, entry, sent)
+}
+
+// free lets the lock go if me holds it, and takes me out of the queue:
+// first by the plain DELETE (pgDelete), which deletes a row we hold that
+// nobody waits for, unless the Lock is busy; then by the function, which
+// hands the lock on. ttl.ErrNotOurs when me did not hold it.
+func (l *Lock) free(ctx context.Context, me string) error {
+	if !l.busy.Load() {
+		err := rowsOrNotOurs(l.c.db.ExecContext(ctx, l.c.sql.remove, l.name, me))
+		if !errors.Is(err, ttl.ErrNotOurs) {
+			return err
+		}
+		l.busy.Store(true)
+	}
+	code, n, err := l.call(ctx, opRelease, me, l.waitTTL(), time.Now())
+	switch {
+	case err != nil:
+		return err
+	case code == 0:
+		l.busy.Store(n != 0)
+		return ttl.ErrNotOurs
+	}
+	l.busy.Store(n != 0) // the row stays when the lock went on to a waiter
+	return nil
 }
 
 // call runs op for the waiter me, whose queue entry (op queue) lives
@@ -106,7 +150,7 @@ func (w *pgWaiting) Attempt(ctx context.Context, queue bool, sent time.Time) (gr
 	// Until its answer says otherwise, the call may have made the entry
 	// live as long as farTTL (GiveUp's clean-up goes on until then).
 	w.sent, w.entry = sent, w.l.farTTL()
-	code, n, err := w.l.call(ctx, op, w.me, w.l.waitTTL(), sent)
+	code, n, err := w.l.take(ctx, op, w.me, w.l.waitTTL(), sent)
 	if err == nil && code != 3 {
 		w.entry = w.l.waitTTL()
 	}

@@ -29,13 +29,7 @@ func (s pgServer) Renew(ctx context.Context) error {
 // Free releases the row if it is still ours, and hands it to the next
 // waiter.
 func (s pgServer) Free(ctx context.Context) error {
-	return ttl.Retry(ctx, freeTries, func() error {
-		code, _, err := s.l.call(ctx, opRelease, s.me, s.l.waitTTL(), time.Now())
-		if err == nil && code == 0 {
-			return ttl.ErrNotOurs
-		}
-		return err
-	})
+	return ttl.Retry(ctx, freeTries, func() error { return s.l.free(ctx, s.me) })
 }
 
 // freeTries is how many times a release is tried before it goes on in

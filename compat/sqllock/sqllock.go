@@ -221,12 +221,17 @@ func (c *Client) Close() error {
 }
 
 // DDL is the statements that CreateTable runs, for users who manage their
-// schema themselves (each is idempotent).
+// schema themselves (each is idempotent). On PostgreSQL the user that
+// takes the locks needs SELECT, INSERT, UPDATE and DELETE on the table
+// and EXECUTE on its function (the table's name and "_op"; PUBLIC has it
+// by default).
 func (c *Client) DDL() []string { return append([]string(nil), c.sql.ddl...) }
 
 // CreateTable creates the lease table (and, on PostgreSQL, its function)
 // if they do not exist; on PostgreSQL the function is replaced, which
-// updates it to this version's. Rows are never deleted by the lock: one
+// updates it to this version's. On PostgreSQL a lock's row is deleted
+// when it is let go with nobody waiting (its next token is floored by
+// the server's clock); on MySQL rows are never deleted by the lock: one
 // per lock name, which keeps the token.
 //
 // Processes may call it at once: on PostgreSQL (whose concurrent DDL on
@@ -290,6 +295,16 @@ type Lock struct {
 	ttl   time.Duration
 	terms ttl.Terms // of its leases
 	mysql *companion
+
+	// busy is a PostgreSQL Lock's hint that its last statement found
+	// others in its row (a holder or waiters): its acquisitions and
+	// releases then call the function at once, rather than first send
+	// the plain INSERT or DELETE that would find the row again (a round
+	// trip more on every contended acquisition and release). A release
+	// by the function that deletes the row clears it. Only the cost
+	// depends on it: the INSERT takes only a lock with no row (so no
+	// queue to jump), the DELETE lets go only a row with no waiter.
+	busy atomic.Bool
 }
 
 var _ recipes.Locker = (*Lock)(nil)

@@ -43,7 +43,8 @@
 // sets the long window).
 //
 // SQLProbeUncontended (PostgreSQL) puts the seed table and sqllock beside
-// the statements of sqllock's one-UPDATE path sent in other ways: where
+// the statements of sqllock's earlier one-UPDATE path, of its plain
+// INSERT and DELETE, and of the seed, sent in other ways: where
 // sqllock's uncontended time goes.
 //
 // TestAdvisoryLockThroughPgBouncer shows a known failure of the advisory

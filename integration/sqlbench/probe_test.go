@@ -27,7 +27,19 @@ import (
 //   - probe-narrow: the same on a table of the four columns the free
 //     state needs (no queue arrays);
 //   - probe-holder: the least an UPDATE can do (holder set and cleared,
-//     no token, no clock) on the narrow table.
+//     no token, no clock) on the narrow table;
+//   - probe-insert: sqllock's plain INSERT and DELETE (a free lock is no
+//     row), sent with no lease and no watchdog;
+//   - probe-insert-narrow: the same on the narrow table (no queue
+//     arrays in the row);
+//   - probe-seed-exec: the seed's INSERT and DELETE on the narrow table,
+//     the INSERT sent by Exec as the seed sends it (no token);
+//   - probe-seed-returning: the same INSERT returning the token, by
+//     QueryRow as sqllock sends its INSERT (database/sql then watches
+//     the context with a goroutine of its own, which Exec does not);
+//   - probe-seed-nocancel: the same with a context that cannot be
+//     cancelled (no such goroutine; not a choice a lock can make, its
+//     statements must end with their context).
 //
 // None keeps the lock's promises: they are measures, not locks.
 func BenchmarkSQLProbeUncontended(b *testing.B) {
@@ -55,6 +67,9 @@ const probeNarrowDDL = `CREATE TABLE IF NOT EXISTS probe_narrow (
 // row when it took the lock.
 type probeVariant struct {
 	name, create, take, release string
+	// How take is sent: by Exec (no token), or by QueryRow with a
+	// context that cannot be cancelled.
+	exec, noCancel bool
 }
 
 const (
@@ -93,7 +108,37 @@ var probeVariants = []probeVariant{
 	{name: "probe-holder", create: `INSERT INTO probe_narrow (name) VALUES ($1) ON CONFLICT DO NOTHING`,
 		take:    `UPDATE probe_narrow SET holder = $2 WHERE name = $1 AND holder IS NULL AND $3::bigint > 0 RETURNING token`,
 		release: `UPDATE probe_narrow SET holder = NULL WHERE name = $1 AND holder = $2 AND $3::bigint > 0`},
+	{name: "probe-insert", create: "",
+		take:    fmt.Sprintf(probeInsert, "zkrecipes_locks"),
+		release: fmt.Sprintf(probeDelete, "zkrecipes_locks", "cardinality(waiters) = 0 AND")},
+	{name: "probe-insert-narrow", create: "",
+		take:    fmt.Sprintf(probeInsert, "probe_narrow"),
+		release: fmt.Sprintf(probeDelete, "probe_narrow", "")},
+	{name: "probe-seed-exec", exec: true,
+		take:    probeSeedInsert,
+		release: probeSeedDelete},
+	{name: "probe-seed-returning",
+		take:    probeSeedInsert + ` RETURNING token`,
+		release: probeSeedDelete},
+	{name: "probe-seed-nocancel", noCancel: true,
+		take:    probeSeedInsert + ` RETURNING token`,
+		release: probeSeedDelete},
 }
+
+// The seed's statements on the narrow table, with the probes' arguments.
+const (
+	probeSeedInsert = `INSERT INTO probe_narrow (name, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 microsecond')`
+	probeSeedDelete = `DELETE FROM probe_narrow WHERE name = $1 AND $2::text <> '' AND $3::bigint > 0`
+)
+
+// probeInsert is sqllock's take of a lock with no row.
+const probeInsert = `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(2053861889, hashtext($1::text)))
+INSERT INTO %s (name, holder, token, expires_at)
+  SELECT $1::text, $2::text, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, clock_timestamp() + $3::bigint * interval '1 microsecond' FROM l
+  ON CONFLICT (name) DO NOTHING RETURNING token`
+
+// probeDelete is sqllock's release of a lock nobody waits for.
+const probeDelete = `DELETE FROM %s WHERE name = $1 AND holder = $2 AND %s $3::bigint > 0`
 
 func probeImpl(v probeVariant) impl {
 	return impl{name: v.name, kind: Postgres,
@@ -122,7 +167,16 @@ const probeTTL = int64(sqllockTTL / time.Microsecond)
 
 func (c *probeClient) lock(ctx context.Context) (func(context.Context) error, error) {
 	var token int64
-	if err := c.db.QueryRowContext(ctx, c.v.take, c.name, c.me, probeTTL).Scan(&token); err != nil {
+	var err error
+	switch {
+	case c.v.exec:
+		_, err = c.db.ExecContext(ctx, c.v.take, c.name, c.me, probeTTL)
+	case c.v.noCancel:
+		err = c.db.QueryRowContext(context.WithoutCancel(ctx), c.v.take, c.name, c.me, probeTTL).Scan(&token)
+	default:
+		err = c.db.QueryRowContext(ctx, c.v.take, c.name, c.me, probeTTL).Scan(&token)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: take: %w", c.v.name, err)
 	}
 	return func(ctx context.Context) error {
