@@ -136,6 +136,7 @@ func BenchmarkSideBySide(b *testing.B) {
 			// once, and its end, the queue draining: steadyPerAcq is the
 			// round without them (steadyGaps).
 			steadyPerAcq := make([][]float64, len(names))
+			reqPerAcq := make([][]float64, len(names)) // requests the server read, per acquisition of a round
 			var floors []time.Duration
 			lockbench.SideBySide(b, names, func(i int) (int, error) {
 				floor, err := handoffFloor(fa, fw, 15)
@@ -155,6 +156,7 @@ func BenchmarkSideBySide(b *testing.B) {
 						gapPerFloor[i] = append(gapPerFloor[i], g.Seconds()/floor.Seconds())
 					}
 					steadyPerAcq[i] = append(steadyPerAcq[i], steadyGaps(res.Gaps, sessions))
+					reqPerAcq[i] = append(reqPerAcq[i], res.RequestsPerAcq())
 				}
 				perFloor[i] = append(perFloor[i], acqPerRound/time.Since(start).Seconds()*floor.Seconds())
 				return acqPerRound, nil
@@ -171,6 +173,7 @@ func BenchmarkSideBySide(b *testing.B) {
 					continue // Curator: timed in its JVM, whole rounds only
 				}
 				b.ReportMetric(steady[i]*1e6, "steady-"+name+"-µs/acq")
+				b.ReportMetric(lockbench.Median(reqPerAcq[i]), name+"-requests/acq")
 				if i > 0 {
 					b.ReportMetric(steady[i]/steady[0], "steady-"+name+"/"+names[0])
 				}
